@@ -1,0 +1,368 @@
+/* station.c -- c-server station with FIFO, PS, preemptive priority or custom order.
+ *
+ * Jobs in service carry an absolute finish time; one engine event is kept for
+ * the earliest finish and is rescheduled only when that changes. Waiting jobs
+ * are kept in arrival order as parallel arrays (so a custom select function
+ * sees plain C arrays) behind a moving head. PRIO and CUSTOM scan the waiting
+ * jobs: O(n) per start; FIFO is O(1). */
+#include <math.h>
+#include <string.h>
+
+#include "pysim/station.h"
+#include "pysim/status.h"
+
+typedef struct job {
+    int64_t id;
+    double arrival;   /* arrival time at this station */
+    double service;   /* total demand, seconds */
+    double remaining; /* demand left at `since` */
+    double since;     /* when `remaining` was last brought up to date */
+    double finish;    /* absolute finish time at the current rate */
+    int32_t klass;
+    int started;      /* has been in service before (for wait) */
+    double first_start;
+} job;
+
+typedef struct jobvec {
+    job *v;
+    int64_t head, size, capacity; /* live jobs are v[head .. head+size) */
+} jobvec;
+
+struct station {
+    ps_engine *e;
+    int32_t servers;
+    station_discipline d;
+    station_select_fn select;
+    station_depart_fn on_depart;
+    void *depart_ctx;
+    jobvec waiting, busy;
+    int64_t next_handle; /* engine handle of the completion event, or -1 */
+    double next_time;
+    double last_change;
+    station_stats st;
+    int logging;
+    double *log_t;
+    int64_t *log_n;
+    int64_t log_size, log_cap;
+    /* scratch arrays for the custom select callback */
+    double *sel_arrival, *sel_service;
+    int32_t *sel_class;
+    int64_t sel_cap;
+};
+
+static int complete(ps_engine *e, void *ctx, int64_t arg);
+
+static int jobvec_reserve(jobvec *q, int64_t extra)
+{
+    if (q->head + q->size + extra <= q->capacity) return PS_OK;
+    if (q->head > 0) { /* compact first */
+        memmove(q->v, q->v + q->head, (size_t)q->size * sizeof *q->v);
+        q->head = 0;
+        if (q->size + extra <= q->capacity) return PS_OK;
+    }
+    int64_t cap = q->capacity ? q->capacity * 2 : 16;
+    while (cap < q->size + extra) cap *= 2;
+    job *grown = ps_realloc(q->v, (size_t)cap * sizeof *grown);
+    if (grown == NULL) return PS_ENOMEM;
+    q->v = grown;
+    q->capacity = cap;
+    return PS_OK;
+}
+
+static job *jobvec_at(jobvec *q, int64_t i) { return &q->v[q->head + i]; }
+
+static job jobvec_remove(jobvec *q, int64_t i)
+{
+    job j = q->v[q->head + i];
+    if (i == 0) {
+        q->head++;
+    } else {
+        memmove(&q->v[q->head + i], &q->v[q->head + i + 1],
+                (size_t)(q->size - i - 1) * sizeof *q->v);
+    }
+    q->size--;
+    if (q->size == 0) q->head = 0;
+    return j;
+}
+
+/* Insert keeping arrival order (reserve first). */
+static void jobvec_insert_sorted(jobvec *q, job j)
+{
+    int64_t i = q->size;
+    while (i > 0 && jobvec_at(q, i - 1)->arrival > j.arrival) i--;
+    memmove(&q->v[q->head + i + 1], &q->v[q->head + i], (size_t)(q->size - i) * sizeof *q->v);
+    q->v[q->head + i] = j;
+    q->size++;
+}
+
+station *station_new(ps_engine *e, int32_t servers, station_discipline d, station_select_fn select)
+{
+    if (e == NULL || servers < 1 || d < STATION_FIFO || d > STATION_CUSTOM) return NULL;
+    if (d == STATION_CUSTOM && select == NULL) return NULL;
+    station *s = ps_calloc(1, sizeof *s);
+    if (s == NULL) return NULL;
+    s->e = e;
+    s->servers = servers;
+    s->d = d;
+    s->select = select;
+    s->next_handle = -1;
+    s->last_change = engine_now(e);
+    s->st.since_s = s->last_change;
+    return s;
+}
+
+void station_free(station *s)
+{
+    if (s == NULL) return;
+    if (s->next_handle >= 0) engine_cancel(s->e, s->next_handle);
+    ps_free(s->waiting.v);
+    ps_free(s->busy.v);
+    ps_free(s->log_t);
+    ps_free(s->log_n);
+    ps_free(s->sel_arrival);
+    ps_free(s->sel_service);
+    ps_free(s->sel_class);
+    ps_free(s);
+}
+
+void station_on_depart(station *s, station_depart_fn fn, void *ctx)
+{
+    s->on_depart = fn;
+    s->depart_ctx = ctx;
+}
+
+int32_t station_servers(const station *s) { return s->servers; }
+int64_t station_number(const station *s) { return s->waiting.size + s->busy.size; }
+
+/* Rate at which each job in service progresses. */
+static double service_rate(const station *s)
+{
+    if (s->d == STATION_PS && s->busy.size > s->servers)
+        return (double)s->servers / (double)s->busy.size;
+    return 1.0;
+}
+
+/* Bring the time integrals up to now. */
+static void account(station *s)
+{
+    double now = engine_now(s->e), dt = now - s->last_change;
+    if (dt > 0) {
+        int64_t n = station_number(s);
+        int64_t working = s->busy.size < s->servers ? s->busy.size : s->servers;
+        s->st.number_integral += (double)n * dt;
+        s->st.busy_integral += (double)working * dt;
+    }
+    s->last_change = now;
+}
+
+static int log_point(station *s)
+{
+    if (!s->logging) return PS_OK;
+    if (s->log_size == s->log_cap) {
+        int64_t cap = s->log_cap ? s->log_cap * 2 : 256;
+        double *t = ps_realloc(s->log_t, (size_t)cap * sizeof *t);
+        if (t == NULL) return PS_ENOMEM;
+        s->log_t = t;
+        int64_t *n = ps_realloc(s->log_n, (size_t)cap * sizeof *n);
+        if (n == NULL) return PS_ENOMEM;
+        s->log_n = n;
+        s->log_cap = cap;
+    }
+    s->log_t[s->log_size] = engine_now(s->e);
+    s->log_n[s->log_size] = station_number(s);
+    s->log_size++;
+    return PS_OK;
+}
+
+/* PS: settle the work done at the old rate before the job count changes. */
+static void ps_settle(station *s)
+{
+    if (s->d != STATION_PS) return;
+    double now = engine_now(s->e), rate = service_rate(s);
+    for (int64_t i = 0; i < s->busy.size; i++) {
+        job *j = jobvec_at(&s->busy, i);
+        j->remaining -= (now - j->since) * rate;
+        if (j->remaining < 0) j->remaining = 0;
+        j->since = now;
+    }
+}
+
+/* Recompute finish times (PS) and keep one engine event at the earliest. */
+static int reschedule(station *s)
+{
+    double now = engine_now(s->e), rate = service_rate(s), best = INFINITY;
+    for (int64_t i = 0; i < s->busy.size; i++) {
+        job *j = jobvec_at(&s->busy, i);
+        if (s->d == STATION_PS) j->finish = now + j->remaining / rate;
+        if (j->finish < best) best = j->finish;
+    }
+    if (s->next_handle >= 0 && best == s->next_time) return PS_OK;
+    if (s->next_handle >= 0) engine_cancel(s->e, s->next_handle);
+    s->next_handle = -1;
+    if (isinf(best)) return PS_OK;
+    double delay = best > now ? best - now : 0.0;
+    int st = engine_schedule(s->e, delay, complete, s, 0, &s->next_handle);
+    if (st != PS_OK) return st;
+    s->next_time = best;
+    return PS_OK;
+}
+
+static int start_service(station *s, job j)
+{
+    int st = jobvec_reserve(&s->busy, 1);
+    if (st != PS_OK) return st;
+    double now = engine_now(s->e);
+    if (!j.started) {
+        j.started = 1;
+        j.first_start = now;
+    }
+    j.since = now;
+    j.finish = now + j.remaining;
+    s->busy.v[s->busy.head + s->busy.size++] = j;
+    return PS_OK;
+}
+
+/* Index of the waiting job to start next, or a negative status. */
+static int64_t pick_waiting(station *s)
+{
+    int64_t n = s->waiting.size;
+    if (s->d == STATION_PRIO) {
+        int64_t best = 0;
+        for (int64_t i = 1; i < n; i++)
+            if (jobvec_at(&s->waiting, i)->klass < jobvec_at(&s->waiting, best)->klass) best = i;
+        return best;
+    }
+    if (s->d != STATION_CUSTOM) return 0;
+    if (n > INT32_MAX) return PS_EINVAL;
+    if (n > s->sel_cap) {
+        int64_t cap = n * 2;
+        double *a = ps_realloc(s->sel_arrival, (size_t)cap * sizeof *a);
+        if (a == NULL) return PS_ENOMEM;
+        s->sel_arrival = a;
+        double *b = ps_realloc(s->sel_service, (size_t)cap * sizeof *b);
+        if (b == NULL) return PS_ENOMEM;
+        s->sel_service = b;
+        int32_t *c = ps_realloc(s->sel_class, (size_t)cap * sizeof *c);
+        if (c == NULL) return PS_ENOMEM;
+        s->sel_class = c;
+        s->sel_cap = cap;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        job *j = jobvec_at(&s->waiting, i);
+        s->sel_arrival[i] = j->arrival;
+        s->sel_service[i] = j->service;
+        s->sel_class[i] = j->klass;
+    }
+    int32_t k = s->select((int32_t)n, s->sel_arrival, s->sel_service, s->sel_class);
+    return (k >= 0 && k < n) ? k : PS_ECALLBACK;
+}
+
+/* Start waiting jobs while servers are free. */
+static int fill_servers(station *s)
+{
+    while (s->waiting.size > 0 && s->busy.size < s->servers) {
+        int64_t k = pick_waiting(s);
+        if (k < 0) return (int)k;
+        int st = start_service(s, jobvec_remove(&s->waiting, k));
+        if (st != PS_OK) return st;
+    }
+    return PS_OK;
+}
+
+/* PRIO: index of the in-service job an arrival of class k would preempt, or -1. */
+static int64_t preemption_victim(station *s, int32_t klass)
+{
+    int64_t victim = -1;
+    for (int64_t i = 0; i < s->busy.size; i++) {
+        job *j = jobvec_at(&s->busy, i);
+        if (j->klass <= klass) continue;
+        /* the lowest priority; among equals the latest arrival */
+        if (victim < 0 || j->klass > jobvec_at(&s->busy, victim)->klass ||
+            (j->klass == jobvec_at(&s->busy, victim)->klass &&
+             j->arrival > jobvec_at(&s->busy, victim)->arrival))
+            victim = i;
+    }
+    return victim;
+}
+
+int station_arrive(station *s, int64_t id, double service_s, int32_t klass)
+{
+    if (!(service_s >= 0) || isinf(service_s)) return PS_EINVAL;
+    int st = jobvec_reserve(&s->waiting, 2);
+    if (st != PS_OK) return st;
+    st = jobvec_reserve(&s->busy, 1);
+    if (st != PS_OK) return st;
+    account(s);
+    ps_settle(s);
+    double now = engine_now(s->e);
+    job j = {id, now, service_s, service_s, now, INFINITY, klass, 0, 0.0};
+    s->st.arrivals++;
+    int64_t victim = s->d == STATION_PRIO ? preemption_victim(s, klass) : -1;
+    if (s->d == STATION_PS || s->busy.size < s->servers) {
+        start_service(s, j); /* room reserved above */
+    } else if (victim >= 0) {
+        job out = jobvec_remove(&s->busy, victim);
+        out.remaining = out.finish - now; /* work left at rate 1 */
+        jobvec_insert_sorted(&s->waiting, out);
+        start_service(s, j);
+    } else {
+        s->waiting.v[s->waiting.head + s->waiting.size++] = j;
+    }
+    if (station_number(s) > s->st.max_number) s->st.max_number = station_number(s);
+    st = log_point(s);
+    if (st != PS_OK) return st;
+    return reschedule(s);
+}
+
+static int complete(ps_engine *e, void *ctx, int64_t arg)
+{
+    (void)arg;
+    station *s = ctx;
+    s->next_handle = -1;
+    account(s);
+    ps_settle(s);
+    /* the job with the earliest finish leaves */
+    int64_t k = 0;
+    for (int64_t i = 1; i < s->busy.size; i++)
+        if (jobvec_at(&s->busy, i)->finish < jobvec_at(&s->busy, k)->finish) k = i;
+    if (s->busy.size == 0) return PS_ESTATE;
+    job j = jobvec_remove(&s->busy, k);
+    double now = engine_now(e), response = now - j.arrival;
+    s->st.departures++;
+    s->st.response_sum += response;
+    s->st.response_sumsq += response * response;
+    s->st.wait_sum += j.first_start - j.arrival;
+    int st = fill_servers(s);
+    if (st == PS_OK) st = log_point(s);
+    if (st == PS_OK) st = reschedule(s);
+    if (st == PS_OK && s->on_depart != NULL)
+        st = s->on_depart(s->depart_ctx, e, j.id, j.arrival, j.klass);
+    return st;
+}
+
+const station_stats *station_get_stats(station *s)
+{
+    account(s);
+    return &s->st;
+}
+
+void station_reset_stats(station *s)
+{
+    account(s);
+    memset(&s->st, 0, sizeof s->st);
+    s->st.since_s = engine_now(s->e);
+    s->st.max_number = station_number(s);
+}
+
+int station_log_enable(station *s)
+{
+    s->logging = 1;
+    return log_point(s);
+}
+
+int64_t station_log(const station *s, const double **times, const int64_t **numbers)
+{
+    *times = s->log_t;
+    *numbers = s->log_n;
+    return s->log_size;
+}
