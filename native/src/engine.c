@@ -157,3 +157,14 @@ int engine_run(ps_engine *e, double until, int64_t max_events)
     if (!e->stop && isfinite(until) && (max_events < 0 || done < max_events)) e->now = until;
     return PS_OK;
 }
+
+void engine_clear(ps_engine *e, void (*drop)(ps_handler fn, void *ctx, int64_t arg))
+{
+    evq_item it;
+    while (evq_pop(e->q, &it) == PS_OK) {
+        slot s = e->slots[it.handle];
+        release_slot(e, (uint32_t)it.handle);
+        if (!s.cancelled && drop != NULL) drop(s.fn, s.ctx, s.arg);
+    }
+    e->pending = 0;
+}

@@ -4,7 +4,7 @@
 #include "pysim/net.h"
 #include "pysim/status.h"
 
-struct link {
+struct ps_link {
     ps_engine *e;
     eth_params p;
     double free_at; /* when the medium is next idle */
@@ -47,19 +47,19 @@ double eth_message_occupancy(const eth_params *p, uint64_t bytes)
     return t;
 }
 
-link *link_new(ps_engine *e, const eth_params *p)
+ps_link *link_new(ps_engine *e, const eth_params *p)
 {
     if (e == NULL || eth_check(p) != PS_OK) return NULL;
-    link *l = ps_calloc(1, sizeof *l);
+    ps_link *l = ps_calloc(1, sizeof *l);
     if (l == NULL) return NULL;
     l->e = e;
     l->p = *p;
     return l;
 }
 
-void link_free(link *l) { ps_free(l); }
+void link_free(ps_link *l) { ps_free(l); }
 
-int link_send(link *l, uint64_t bytes, ps_handler fn, void *ctx, int64_t arg, double *arrive_s)
+int link_send(ps_link *l, uint64_t bytes, ps_handler fn, void *ctx, int64_t arg, double *arrive_s)
 {
     double now = engine_now(l->e), start = l->free_at > now ? l->free_at : now;
     double busy = eth_message_occupancy(&l->p, bytes);
@@ -77,4 +77,4 @@ int link_send(link *l, uint64_t bytes, ps_handler fn, void *ctx, int64_t arg, do
     return PS_OK;
 }
 
-const link_stats *link_get_stats(const link *l) { return &l->st; }
+const link_stats *link_get_stats(const ps_link *l) { return &l->st; }

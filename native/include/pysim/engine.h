@@ -41,6 +41,9 @@ void engine_stop(ps_engine *e);
 int64_t engine_pending(const ps_engine *e);
 /* Time of the next pending event, or INFINITY when there is none. */
 double engine_peek(ps_engine *e);
+/* Drop every pending event, calling drop(fn, ctx, arg) for each one not
+ * cancelled (so an owner can release what ctx or arg refers to). */
+void engine_clear(ps_engine *e, void (*drop)(ps_handler fn, void *ctx, int64_t arg));
 /* Events processed since creation. */
 uint64_t engine_processed(const ps_engine *e);
 

@@ -43,13 +43,13 @@ typedef struct link_stats {
     double busy_s; /* seconds the medium was occupied */
 } link_stats;
 
-typedef struct link link;
+typedef struct ps_link ps_link;
 
-link *link_new(ps_engine *e, const eth_params *p); /* NULL if invalid or out of memory */
-void link_free(link *l);
+ps_link *link_new(ps_engine *e, const eth_params *p); /* NULL if invalid or out of memory */
+void link_free(ps_link *l);
 /* Send a message now; `fn(ctx, arg)` runs when it has arrived. *arrive_s
  * (optional) receives the arrival time. PS_OK, PS_ENOMEM. */
-int link_send(link *l, uint64_t message_bytes, ps_handler fn, void *ctx, int64_t arg, double *arrive_s);
-const link_stats *link_get_stats(const link *l);
+int link_send(ps_link *l, uint64_t message_bytes, ps_handler fn, void *ctx, int64_t arg, double *arrive_s);
+const link_stats *link_get_stats(const ps_link *l);
 
 #endif
