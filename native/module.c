@@ -422,12 +422,17 @@ static PyObject *make_timeout(EngineObject *eng, PyTypeObject *type, double dela
     return (PyObject *)ev;
 }
 
-static PyObject *Engine_timeout(EngineObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *Engine_timeout(EngineObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    if (nargs < 1 || nargs > 2) return PyErr_Format(PyExc_TypeError, "timeout(delay, value=None)");
+    PyObject *value = nargs > 1 ? args[1] : Py_None;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs < 1 || nargs + nkw > 2 ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "value") != 0))
+        return PyErr_Format(PyExc_TypeError, "timeout(delay, value=None)");
+    if (nkw == 1) value = args[nargs];
     double delay = PyFloat_AsDouble(args[0]);
     if (delay == -1.0 && PyErr_Occurred()) return NULL;
-    return make_timeout(self, self->st->TimeoutType, delay, nargs > 1 ? args[1] : Py_None);
+    return make_timeout(self, self->st->TimeoutType, delay, value);
 }
 
 static PyObject *make_process(EngineObject *eng, PyTypeObject *type, PyObject *gen)
@@ -476,7 +481,7 @@ static PyMethodDef Engine_methods[] = {
     {"peek", (PyCFunction)Engine_peek, METH_NOARGS, "Time of the next event, inf if none."},
     {"stop", (PyCFunction)Engine_stop, METH_NOARGS, "Make run() return after the current event."},
     {"event", (PyCFunction)Engine_event, METH_NOARGS, "A new pending Event."},
-    {"timeout", (PyCFunction)(void (*)(void))Engine_timeout, METH_FASTCALL, "Event due `delay` seconds from now."},
+    {"timeout", (PyCFunction)(void (*)(void))Engine_timeout, METH_FASTCALL | METH_KEYWORDS, "Event due `delay` seconds from now."},
     {"process", (PyCFunction)Engine_process, METH_O, "Start a generator as a Process."},
     {NULL, NULL, 0, NULL}};
 
