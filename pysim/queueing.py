@@ -95,13 +95,18 @@ def single_queue_trace(interarrival_s, service_s, *, servers=1, discipline="fifo
     sv = np.ascontiguousarray(service_s, dtype=np.float64)
     if ia.shape != sv.shape or ia.ndim != 1 or ia.size == 0:
         raise ValueError("interarrival_s and service_s must be non-empty 1-d arrays of equal length")
-    if np.any(ia < 0) or np.any(sv < 0) or not (np.all(np.isfinite(ia)) and np.all(np.isfinite(sv))):
-        raise ValueError("interarrival_s and service_s must be finite and >= 0 seconds")
     if discipline not in ("fifo", "ps", "priority"):
         raise ValueError(f"discipline must be 'fifo', 'ps' or 'priority', got {discipline!r}")
     if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
         raise ValueError(f"servers must be an int >= 1, got {servers!r}")
-    return _result(_native.qnet_run_trace(ia, sv, servers, DISCIPLINES[discipline]))
+    try:  # C checks every value before it simulates; say which one it refused
+        return _result(_native.qnet_run_trace(ia, sv, servers, DISCIPLINES[discipline]))
+    except ValueError:
+        for name, a in (("interarrival_s", ia), ("service_s", sv)):
+            bad = np.flatnonzero(~(np.isfinite(a) & (a >= 0)))
+            if bad.size:
+                raise ValueError(f"{name}[{bad[0]}] = {float(a[bad[0]])}: must be finite and >= 0 seconds") from None
+        raise
 
 
 # --- closed forms -------------------------------------------------------------

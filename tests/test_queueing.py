@@ -90,6 +90,13 @@ def test_trace_driven_queue_matches_lindley_recursion(seed):
     assert r.mean_sojourn_s == pytest.approx(lindley(ia, svc).mean(), rel=1e-12)
 
 
+def test_trace_rejects_bad_values_naming_the_first():
+    with pytest.raises(ValueError, match=r"service_s\[2\] = -1.0"):
+        single_queue_trace([1.0, 1.0, 1.0], [1.0, 1.0, -1.0])
+    with pytest.raises(ValueError, match=r"interarrival_s\[0\] = nan"):
+        single_queue_trace([np.nan], [1.0])
+
+
 def test_same_seed_gives_identical_results():
     kw = dict(servers=[2], service_rate=[1.0], arrival_rate=[1.5], departures=20_000)
     assert open_network(rng=7, **kw) == open_network(rng=7, **kw)

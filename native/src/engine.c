@@ -144,14 +144,19 @@ int engine_run(ps_engine *e, double until, int64_t max_events)
         if (evq_peek(e->q, &it) != PS_OK) break;
         if (it.time > until) break;
         evq_pop(e->q, &it);
-        slot s = e->slots[it.handle]; /* copy: the handler may grow the table */
+        slot *sp = &e->slots[it.handle];
+        /* read before the call: the handler may grow (move) the table */
+        ps_handler fn = sp->fn;
+        void *ctx = sp->ctx;
+        int64_t arg = sp->arg;
+        int cancelled = sp->cancelled;
         release_slot(e, (uint32_t)it.handle);
-        if (s.cancelled) continue;
+        if (cancelled) continue;
         e->pending--;
         e->now = it.time;
         e->processed++;
         done++;
-        int st = s.fn(e, s.ctx, s.arg);
+        int st = fn(e, ctx, arg);
         if (st != PS_OK) return st;
     }
     if (!e->stop && isfinite(until) && (max_events < 0 || done < max_events)) e->now = until;

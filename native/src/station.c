@@ -13,14 +13,11 @@
 
 typedef struct job {
     int64_t id;
-    double arrival;   /* arrival time at this station */
-    double service;   /* total demand, seconds */
-    double remaining; /* demand left at `since` */
-    double since;     /* when `remaining` was last brought up to date */
-    double finish;    /* absolute finish time at the current rate */
+    double arrival;     /* arrival time at this station */
+    double remaining;   /* demand left, seconds of one server's work (as of ps_since for PS) */
+    double finish;      /* absolute finish time at the current rate */
+    double first_start; /* when service first began; < 0 until then (for the wait) */
     int32_t klass;
-    int started;      /* has been in service before (for wait) */
-    double first_start;
 } job;
 
 typedef struct jobvec {
@@ -39,6 +36,7 @@ struct station {
     int64_t next_handle; /* engine handle of the completion event, or -1 */
     double next_time;
     double last_change;
+    double ps_since; /* PS: when the jobs in service were last settled */
     station_stats st;
     int logging;
     double *log_t;
@@ -55,7 +53,7 @@ static int complete(ps_engine *e, void *ctx, int64_t arg);
 static int jobvec_reserve(jobvec *q, int64_t extra)
 {
     if (q->head + q->size + extra <= q->capacity) return PS_OK;
-    if (q->head > 0) { /* compact first */
+    if (q->head >= q->capacity / 2) { /* compact only when half is dead: O(1) amortised */
         memmove(q->v, q->v + q->head, (size_t)q->size * sizeof *q->v);
         q->head = 0;
         if (q->size + extra <= q->capacity) return PS_OK;
@@ -178,13 +176,13 @@ static int log_point(station *s)
 static void ps_settle(station *s)
 {
     if (s->d != STATION_PS) return;
-    double now = engine_now(s->e), rate = service_rate(s);
+    double now = engine_now(s->e), done = (now - s->ps_since) * service_rate(s);
     for (int64_t i = 0; i < s->busy.size; i++) {
         job *j = jobvec_at(&s->busy, i);
-        j->remaining -= (now - j->since) * rate;
+        j->remaining -= done;
         if (j->remaining < 0) j->remaining = 0;
-        j->since = now;
     }
+    s->ps_since = now;
 }
 
 /* Recompute finish times (PS) and keep one engine event at the earliest. */
@@ -207,18 +205,16 @@ static int reschedule(station *s)
     return PS_OK;
 }
 
-static int start_service(station *s, job j)
+/* Put a job (copied from *j) into service now. */
+static int start_service(station *s, const job *j)
 {
     int st = jobvec_reserve(&s->busy, 1);
     if (st != PS_OK) return st;
     double now = engine_now(s->e);
-    if (!j.started) {
-        j.started = 1;
-        j.first_start = now;
-    }
-    j.since = now;
-    j.finish = now + j.remaining;
-    s->busy.v[s->busy.head + s->busy.size++] = j;
+    job *in = &s->busy.v[s->busy.head + s->busy.size++];
+    *in = *j;
+    if (in->first_start < 0) in->first_start = now;
+    in->finish = now + in->remaining;
     return PS_OK;
 }
 
@@ -250,7 +246,7 @@ static int64_t pick_waiting(station *s)
     for (int64_t i = 0; i < n; i++) {
         job *j = jobvec_at(&s->waiting, i);
         s->sel_arrival[i] = j->arrival;
-        s->sel_service[i] = j->service;
+        s->sel_service[i] = j->remaining;
         s->sel_class[i] = j->klass;
     }
     int32_t k = s->select((int32_t)n, s->sel_arrival, s->sel_service, s->sel_class);
@@ -263,7 +259,8 @@ static int fill_servers(station *s)
     while (s->waiting.size > 0 && s->busy.size < s->servers) {
         int64_t k = pick_waiting(s);
         if (k < 0) return (int)k;
-        int st = start_service(s, jobvec_remove(&s->waiting, k));
+        job next = jobvec_remove(&s->waiting, k);
+        int st = start_service(s, &next);
         if (st != PS_OK) return st;
     }
     return PS_OK;
@@ -288,30 +285,33 @@ static int64_t preemption_victim(station *s, int32_t klass)
 int station_arrive(station *s, int64_t id, double service_s, int32_t klass)
 {
     if (!(service_s >= 0) || isinf(service_s)) return PS_EINVAL;
-    int st = jobvec_reserve(&s->waiting, 2);
-    if (st != PS_OK) return st;
-    st = jobvec_reserve(&s->busy, 1);
+    /* reserve first, so that a failed allocation leaves the station as it was */
+    int st = jobvec_reserve(&s->busy, 1);
+    if (st == PS_OK && s->busy.size >= s->servers) st = jobvec_reserve(&s->waiting, 1);
     if (st != PS_OK) return st;
     account(s);
     ps_settle(s);
     double now = engine_now(s->e);
-    job j = {id, now, service_s, service_s, now, INFINITY, klass, 0, 0.0};
+    job j = {id, now, service_s, INFINITY, -1.0, klass};
     s->st.arrivals++;
     int64_t victim = s->d == STATION_PRIO ? preemption_victim(s, klass) : -1;
+    int queued_only = 0;
     if (s->d == STATION_PS || s->busy.size < s->servers) {
-        start_service(s, j); /* room reserved above */
+        start_service(s, &j); /* room reserved above */
     } else if (victim >= 0) {
         job out = jobvec_remove(&s->busy, victim);
         out.remaining = out.finish - now; /* work left at rate 1 */
         jobvec_insert_sorted(&s->waiting, out);
-        start_service(s, j);
+        start_service(s, &j);
     } else {
         s->waiting.v[s->waiting.head + s->waiting.size++] = j;
+        queued_only = 1;
     }
     if (station_number(s) > s->st.max_number) s->st.max_number = station_number(s);
     st = log_point(s);
     if (st != PS_OK) return st;
-    return reschedule(s);
+    /* a job that only joined the queue changes no finish time */
+    return queued_only ? PS_OK : reschedule(s);
 }
 
 static int complete(ps_engine *e, void *ctx, int64_t arg)

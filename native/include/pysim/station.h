@@ -23,7 +23,7 @@ typedef enum {
 } station_discipline;
 
 /* Chooses the waiting job to start: an index in [0, n). The arrays hold the
- * waiting jobs in arrival order. Anything out of range stops the run with
+ * waiting jobs in arrival order: arrival time, remaining demand, class. Anything out of range stops the run with
  * PS_ECALLBACK. */
 typedef int32_t (*station_select_fn)(int32_t n, const double *arrival_s,
                                      const double *service_s, const int32_t *klass);
