@@ -53,7 +53,7 @@ static int complete(ps_engine *e, void *ctx, int64_t arg);
 static int jobvec_reserve(jobvec *q, int64_t extra)
 {
     if (q->head + q->size + extra <= q->capacity) return PS_OK;
-    if (q->head >= q->capacity / 2) { /* compact only when half is dead: O(1) amortised */
+    if (q->head > 0 && q->head >= q->capacity / 2) { /* compact only when half is dead: O(1) amortised */
         memmove(q->v, q->v + q->head, (size_t)q->size * sizeof *q->v);
         q->head = 0;
         if (q->size + extra <= q->capacity) return PS_OK;

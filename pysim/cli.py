@@ -1,0 +1,221 @@
+"""The `pysim` command: list, run, reproduce, check, bench, measure.
+
+Every command echoes its resolved arguments and seed first, so any output
+can be regenerated from what it printed.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import sys
+import typing
+from pathlib import Path
+
+from pysim import ledger
+from pysim.errors import LedgerError, PysimError
+
+
+def _echo(**kw):
+    print(" | ".join(f"{k} {v}" for k, v in kw.items()), flush=True)
+
+
+def _fail(message: str) -> int:
+    print(f"pysim: error: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_list(args) -> int:
+    _echo(command="list", results=args.results)
+    card_path = Path(args.results) / "scorecard.json"
+    card = json.loads(card_path.read_text()) if card_path.exists() else {"papers": {}}
+    print(f"{'paper':22s} {'artifacts':>9s}  {'verdict (' + card.get('profile', 'not run') + ')':28s} title")
+    for pid in ledger.paper_ids():
+        p = ledger.load(pid)
+        verdict = card["papers"].get(pid, {}).get("verdict", "not run")
+        print(f"{pid:22s} {len(p.artifacts):9d}  {verdict:28s} {p.title}")
+    return 0
+
+
+def _convert(value: str, annotation):
+    kind = annotation if isinstance(annotation, type) else {"float": float, "int": int, "bool": bool,
+                                                            "str": str}.get(str(annotation), float)
+    if kind is bool:
+        if value.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value.lower() in ("true", "1")
+    return kind(value)
+
+
+def resolve_params(model, settings):
+    """The model's Params with ``name=value`` overrides applied; ValueError lists valid names."""
+    params = model.Params()
+    if not settings:
+        return params
+    fields = {f.name: f for f in dataclasses.fields(params)}
+    hints = typing.get_type_hints(type(params))
+    changes = {}
+    for s in settings:
+        name, sep, value = s.partition("=")
+        if not sep:
+            raise ValueError(f"--set expects name=value, got {s!r}")
+        if name not in fields:
+            raise ValueError(f"unknown parameter {name!r}; valid: {', '.join(fields)}")
+        try:
+            changes[name] = _convert(value, hints.get(name, float))
+        except ValueError as e:
+            raise ValueError(f"parameter {name}: {e}") from None
+    return dataclasses.replace(params, **changes)
+
+
+def cmd_run(args) -> int:
+    import pandas as pd
+
+    try:
+        paper = ledger.load(args.paper)
+    except LedgerError as e:
+        return _fail(str(e))
+    arts = [a for a in paper.artifacts.values() if a.kind != "diagram-only"]
+    if args.artifact:
+        if args.artifact not in paper.artifacts:
+            return _fail(f"unknown artifact {args.artifact!r} for {paper.id}; valid: {', '.join(paper.artifacts)}")
+        arts = [paper.artifacts[args.artifact]]
+        if arts[0].kind == "diagram-only":
+            return _fail(f"{args.artifact} is a diagram: nothing to compute")
+    model = paper.model()
+    try:
+        params = resolve_params(model, args.set)
+    except ValueError as e:
+        return _fail(str(e))
+    shown = ", ".join(f"{f.name}={getattr(params, f.name)!r}" for f in dataclasses.fields(params))
+    _echo(command=f"run {paper.id} {args.artifact or '(all)'}", seed=args.seed, quick=args.quick, params=shown)
+    with pd.option_context("display.width", 160, "display.max_columns", 30, "display.max_rows", 200):
+        for a in arts:
+            try:
+                df = getattr(model, a.function)(params, rng=args.seed, quick=args.quick)
+            except ValueError as e:
+                return _fail(str(e))
+            print(f"\n{a.id}: {a.caption}")
+            print(df.to_string(float_format=lambda v: f"{v:.6g}"))
+    return 0
+
+
+def cmd_check(args) -> int:
+    ids = args.papers or ledger.paper_ids()
+    _echo(command="check", papers=" ".join(ids), seed=args.seed, quick=args.quick)
+    status = 0
+    for pid in ids:
+        try:
+            entry = ledger.score_paper(ledger.check_id(pid), seed=args.seed, quick=args.quick)
+        except LedgerError as e:
+            print(f"{pid}: MALFORMED: {e}")
+            status = 1
+            continue
+        print(f"{pid}: {entry['verdict']}")
+        for aid, a in entry["artifacts"].items():
+            print(f"  {aid:12s} {a['verdict']:18s} cells {a['cells_within']}/{a['cells_scored']} "
+                  f"(+{a['cells_fitted']} fitted)  claims {a['claims_held']}/{a['claims']}"
+                  + (f"  ERROR {a['error']}" if a.get("error") else ""))
+            if a["verdict"] == "error":
+                status = 1
+    return status
+
+
+def cmd_reproduce(args) -> int:
+    from pysim.reproduce import reproduce, totals
+
+    ids = args.papers or ledger.paper_ids()
+    try:
+        for pid in ids:
+            ledger.check_id(pid)
+    except LedgerError as e:
+        return _fail(str(e))
+    _echo(command="reproduce", papers=" ".join(ids), seed=args.seed, quick=args.quick, jobs=args.jobs,
+          timeout=f"{args.timeout:g}s", out=args.out)
+    statuses, card = reproduce(ids, quick=args.quick, jobs=args.jobs, timeout=args.timeout, seed=args.seed,
+                               out=args.out)
+    t = totals(card)
+    print(f"\nscorecard: {args.out}/scorecard.md | cells within {t['cells_within']}/{t['cells_scored']} "
+          f"(+{t['cells_fitted']} fitted) | claims held {t['claims_held']}/{t['claims']}")
+    for pid in ids:
+        st = statuses[pid]
+        print(f"  {pid:22s} {'ok' if st['ok'] else 'FAILED'} {st['seconds']:6.1f}s  {card['papers'][pid]['verdict']}"
+              + ("" if st["ok"] else f"\n      {st['error']}"))
+    return 0 if all(s["ok"] for s in statuses.values()) else 1
+
+
+def cmd_bench(args) -> int:
+    from pysim import bench
+
+    _echo(command="bench", quick=args.quick, out=args.out, seed=0)
+    report = bench.run(args.out, quick=args.quick, progress=lambda m: print(f"  ... {m}", flush=True))
+    print(bench.format_report(report))
+    return 0
+
+
+def cmd_measure(args) -> int:
+    from pysim import measure
+
+    _echo(command="measure", quick=args.quick)
+    df = measure.run_all(quick=args.quick)
+    print(df.to_string(index=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pysim", description="Classic systems papers replicated by simulation.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("list", help="papers and their verdicts")
+    s.add_argument("--results", default="results", help="folder holding scorecard.json (default: results)")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("run", help="compute one paper's artifacts and print them as tables")
+    s.add_argument("paper")
+    s.add_argument("artifact", nargs="?")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--quick", action="store_true")
+    s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a model parameter")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("reproduce", help="execute notebooks headlessly; write results/ and the scorecard")
+    s.add_argument("papers", nargs="*")
+    s.add_argument("--quick", action="store_true")
+    s.add_argument("--jobs", type=int, default=1)
+    s.add_argument("--timeout", type=float, default=600.0, help="per-cell timeout, seconds (default 600)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", default="results")
+    s.set_defaults(func=cmd_reproduce)
+
+    s = sub.add_parser("check", help="score ledgers and claims against the models (no notebooks)")
+    s.add_argument("papers", nargs="*")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--quick", action="store_true")
+    s.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("bench", help="speed of the core as ratios; writes results/bench.json")
+    s.add_argument("--quick", action="store_true")
+    s.add_argument("--out", default="results/bench.json")
+    s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("measure", help="then-vs-now microbenchmarks on this machine")
+    s.add_argument("--quick", action="store_true")
+    s.set_defaults(func=cmd_measure)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "jobs", 1) < 1:
+        return _fail(f"--jobs must be >= 1, got {args.jobs}")
+    if getattr(args, "paper", None) is not None and args.paper not in ledger.paper_ids():
+        return _fail(f"unknown paper {args.paper!r}; valid: {', '.join(ledger.paper_ids()) or '(none)'}")
+    try:
+        return args.func(args)
+    except (PysimError, ValueError) as e:
+        return _fail(str(e))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

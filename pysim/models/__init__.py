@@ -1,0 +1,20 @@
+"""One module per paper: pysim.models.<id>. Each is pure: parameters in, DataFrames out.
+
+Every module exposes ``Params`` (a frozen dataclass whose fields carry their
+provenance), one function per artifact with the signature
+``f(params=None, *, rng=0, quick=False) -> DataFrame``, and ``CALIBRATION``:
+the published cells its calibrated parameters were fitted to.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A calibrated parameter and the single published cell it was fitted to."""
+
+    parameter: str
+    artifact: str
+    row: str
+    column: str

@@ -1,0 +1,87 @@
+"""Helpers a paper's notebook calls: versions and seed, comparisons, saved outputs.
+
+When ``pysim reproduce`` runs a notebook it sets PYSIM_RESULTS_DIR, and
+:func:`save_table` / :func:`save_figure` write there (CSV; PNG and SVG). In
+the browser they only return what they were given.
+"""
+from __future__ import annotations
+
+import io
+import os
+import platform
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pysim import __version__, ledger
+from pysim.results import write_bytes_atomic, write_text_atomic
+
+
+def about(seed=0, quick=False) -> str:
+    """One line with the versions and the seed, printed and returned."""
+    line = (f"pysim {__version__} | numpy {np.__version__} | pandas {pd.__version__} | "
+            f"python {platform.python_version()} | seed={seed} | quick={quick}")
+    print(line)
+    return line
+
+
+def results_dir() -> Path | None:
+    d = os.environ.get("PYSIM_RESULTS_DIR")
+    return Path(d) if d else None
+
+
+def save_table(df: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Write a regenerated table as <name>.csv under the results folder (when reproducing)."""
+    d = results_dir()
+    if d is not None:
+        write_text_atomic(d / f"{name}.csv", df.to_csv())
+    return df
+
+
+def save_figure(fig, name: str):
+    """Write a figure as <name>.png and <name>.svg under the results folder (when reproducing)."""
+    d = results_dir()
+    if d is not None:
+        for fmt in ("png", "svg"):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, bbox_inches="tight")
+            write_bytes_atomic(d / f"{name}.{fmt}", buf.getvalue())
+    return fig
+
+
+def compare(paper_id: str, artifact: str, df: pd.DataFrame) -> pd.DataFrame:
+    """The model's cells beside the published ones, with relative errors (see pysim.ledger.compare)."""
+    cmp = ledger.compare(paper_id, artifact, df)
+    return cmp.style.format({"published": "{:.4g}", "simulated": "{:.4g}", "rel_error": "{:+.1%}",
+                             "tolerance": "{:.0%}"}).apply(_shade, axis=1) if len(cmp) else cmp
+
+
+def _shade(row):
+    color = "" if row["role"] != "prediction" else ("background-color: #e6f4ea" if row["within"]
+                                                   else "background-color: #fce8e6")
+    return [color] * len(row)
+
+
+def verdict(paper_id: str, frames: dict) -> pd.DataFrame:
+    """The paper's scorecard as the lab computes it: one row per artifact."""
+    card = ledger.score_paper(paper_id, frames=frames)
+    rows = [{"artifact": a, "verdict": v["verdict"], "cells within / scored": f"{v['cells_within']} / {v['cells_scored']}",
+             "cells fitted": v["cells_fitted"], "claims held": f"{v['claims_held']} / {v['claims']}"}
+            for a, v in card["artifacts"].items()]
+    print(f"{paper_id}: {card['verdict']}")
+    return pd.DataFrame(rows).set_index("artifact")
+
+
+def claims(paper_id: str, frames: dict) -> pd.DataFrame:
+    """Each claim of the paper: its quote, section, and whether it holds on these frames."""
+    paper = ledger.load(paper_id)
+    rows = []
+    for c in paper.claims:
+        try:
+            held = ledger.evaluate_claim(c.check, {a: frames[a] for a in c.artifacts})
+            outcome = "holds" if held else "does not hold"
+        except (ledger.LedgerError, KeyError) as e:
+            outcome = f"error: {e}"
+        rows.append({"claim": c.id, "section": c.section, "paper says": c.quote, "model": outcome})
+    return pd.DataFrame(rows).set_index("claim")
