@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Fit:
-    """A calibrated parameter and the single published cell it was fitted to."""
+    """A calibrated parameter, the single published cell it was fitted to, and
+    the bracket the fit searches (see pysim.calibration)."""
 
     parameter: str
     artifact: str
     row: str
     column: str
+    bracket: tuple = (0.0, 1.0)
