@@ -35,6 +35,7 @@
 #include "pysim/cache.h"
 #include "pysim/disk.h"
 #include "pysim/engine.h"
+#include "pysim/measure.h"
 #include "pysim/net.h"
 #include "pysim/qnet.h"
 #include "pysim/station.h"
@@ -1651,12 +1652,137 @@ static PyObject *py_qnet_run_trace(PyObject *m, PyObject *args)
     return result;
 }
 
+
+/* ------------------------------------------------------------------ then vs now */
+
+/* Map a measurement's status: PS_ESTATE becomes None (facility missing), errors raise. */
+static PyObject *measured(modstate *st, int status, double value, const char *what)
+{
+    if (status == PS_OK) return PyFloat_FromDouble(value);
+    if (status == PS_ESTATE) Py_RETURN_NONE;
+    return raise_status(st, status, what);
+}
+
+static PyObject *py_measure_basic(PyObject *m, PyObject *args)
+{
+    (void)m;
+    long long calls;
+    int tries;
+    if (!PyArg_ParseTuple(args, "Li:measure_basic", &calls, &tries)) return NULL;
+    double sc, res;
+    Py_BEGIN_ALLOW_THREADS
+    sc = measure_syscall(calls);
+    res = measure_timer_resolution(tries);
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("{s:d,s:d}", "syscall_s", sc, "timer_resolution_s", res);
+}
+
+static PyObject *py_measure_memcpy(PyObject *m, PyObject *args)
+{
+    Py_ssize_t bytes;
+    int reps, s;
+    double v = 0;
+    if (!PyArg_ParseTuple(args, "ni:measure_memcpy", &bytes, &reps)) return NULL;
+    if (bytes <= 0) return PyErr_Format(PyExc_ValueError, "bytes must be > 0, got %zd", bytes);
+    Py_BEGIN_ALLOW_THREADS
+    s = measure_memcpy((size_t)bytes, reps, &v);
+    Py_END_ALLOW_THREADS
+    return measured(get_state(m), s, v, "measure_memcpy");
+}
+
+static PyObject *py_measure_udp_rtt(PyObject *m, PyObject *args)
+{
+    Py_ssize_t size;
+    int iters, s;
+    double v = 0;
+    if (!PyArg_ParseTuple(args, "ni:measure_udp_rtt", &size, &iters)) return NULL;
+    if (size < 1 || size > 65000) return PyErr_Format(PyExc_ValueError, "size must be in [1, 65000] bytes, got %zd", size);
+    Py_BEGIN_ALLOW_THREADS
+    s = measure_udp_rtt((size_t)size, iters, &v);
+    Py_END_ALLOW_THREADS
+    return measured(get_state(m), s, v, "measure_udp_rtt");
+}
+
+static PyObject *py_measure_tcp_throughput(PyObject *m, PyObject *args)
+{
+    Py_ssize_t total, chunk;
+    int rcvbuf, s;
+    double v = 0;
+    if (!PyArg_ParseTuple(args, "nni:measure_tcp_throughput", &total, &chunk, &rcvbuf)) return NULL;
+    if (total <= 0 || chunk <= 0) return PyErr_Format(PyExc_ValueError, "total and chunk must be > 0 bytes");
+    Py_BEGIN_ALLOW_THREADS
+    s = measure_tcp_throughput((size_t)total, (size_t)chunk, rcvbuf, &v);
+    Py_END_ALLOW_THREADS
+    return measured(get_state(m), s, v, "measure_tcp_throughput");
+}
+
+static PyObject *py_measure_event_wait(PyObject *m, PyObject *args)
+{
+    int mech, idle, active, calls, s;
+    double v = 0;
+    if (!PyArg_ParseTuple(args, "iiii:measure_event_wait", &mech, &idle, &active, &calls)) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    s = measure_event_wait(mech, idle, active, calls, &v);
+    Py_END_ALLOW_THREADS
+    return measured(get_state(m), s, v, "measure_event_wait");
+}
+
+static PyObject *py_measure_pread(PyObject *m, PyObject *args)
+{
+    int fd, n, uring, s;
+    Py_ssize_t size;
+    double v = 0;
+    if (!PyArg_ParseTuple(args, "iinp:measure_pread", &fd, &n, &size, &uring)) return NULL;
+    if (size <= 0) return PyErr_Format(PyExc_ValueError, "size must be > 0 bytes, got %zd", size);
+    Py_BEGIN_ALLOW_THREADS
+    s = uring ? measure_pread_uring(fd, n, (size_t)size, &v) : measure_pread_single(fd, n, (size_t)size, &v);
+    Py_END_ALLOW_THREADS
+    return measured(get_state(m), s, v, "measure_pread");
+}
+
+static PyObject *py_measure_copy(PyObject *m, PyObject *args)
+{
+    int src, dst, zero, s;
+    Py_ssize_t bytes, chunk;
+    double v = 0;
+    if (!PyArg_ParseTuple(args, "iinnp:measure_copy", &src, &dst, &bytes, &chunk, &zero)) return NULL;
+    if (bytes <= 0 || chunk <= 0) return PyErr_Format(PyExc_ValueError, "bytes and chunk must be > 0");
+    Py_BEGIN_ALLOW_THREADS
+    s = zero ? measure_copy_file_range(src, dst, (size_t)bytes, &v)
+             : measure_copy_readwrite(src, dst, (size_t)bytes, (size_t)chunk, &v);
+    Py_END_ALLOW_THREADS
+    return measured(get_state(m), s, v, "measure_copy");
+}
+
+static PyObject *py_measure_access(PyObject *m, PyObject *args)
+{
+    Py_ssize_t bytes;
+    long long accesses;
+    int random, huge, s;
+    unsigned long long seed;
+    double v = 0;
+    if (!PyArg_ParseTuple(args, "nLppK:measure_access", &bytes, &accesses, &random, &huge, &seed)) return NULL;
+    if (bytes < 4096) return PyErr_Format(PyExc_ValueError, "bytes must be >= 4096, got %zd", bytes);
+    Py_BEGIN_ALLOW_THREADS
+    s = measure_access((size_t)bytes, accesses, random, huge, seed, &v);
+    Py_END_ALLOW_THREADS
+    return measured(get_state(m), s, v, "measure_access");
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef module_methods[] = {
     {"qnet_run", py_qnet_run, METH_VARARGS, "qnet_run(servers, service_rate, arrival_rate, route, discipline, departures, warmup, capsule) -> dict"},
     {"qnet_run_trace", py_qnet_run_trace, METH_VARARGS, "qnet_run_trace(interarrival, service, servers, discipline) -> dict"},
     {"eth_timing", py_eth_timing, METH_VARARGS, "eth_timing(eth_tuple, nbytes) -> dict of frame counts and times"},
+    {"measure_basic", py_measure_basic, METH_VARARGS, "measure_basic(calls, tries) -> syscall cost, timer resolution"},
+    {"measure_memcpy", py_measure_memcpy, METH_VARARGS, "measure_memcpy(bytes, reps) -> bytes/s"},
+    {"measure_udp_rtt", py_measure_udp_rtt, METH_VARARGS, "measure_udp_rtt(size, iters) -> seconds or None"},
+    {"measure_tcp_throughput", py_measure_tcp_throughput, METH_VARARGS, "measure_tcp_throughput(total, chunk, rcvbuf) -> bytes/s or None"},
+    {"measure_event_wait", py_measure_event_wait, METH_VARARGS, "measure_event_wait(mech, idle, active, calls) -> s/call or None"},
+    {"measure_pread", py_measure_pread, METH_VARARGS, "measure_pread(fd, n, size, uring) -> seconds or None"},
+    {"measure_copy", py_measure_copy, METH_VARARGS, "measure_copy(src, dst, bytes, chunk, zero_copy) -> bytes/s or None"},
+    {"measure_access", py_measure_access, METH_VARARGS, "measure_access(bytes, accesses, random, huge, seed) -> s/access or None"},
     {NULL, NULL, 0, NULL}};
 
 #define SLOTS_COMMON(dealloc, traverse, clear) \
