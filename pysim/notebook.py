@@ -85,3 +85,47 @@ def claims(paper_id: str, frames: dict) -> pd.DataFrame:
             outcome = f"error: {e}"
         rows.append({"claim": c.id, "section": c.section, "paper says": c.quote, "model": outcome})
     return pd.DataFrame(rows).set_index("claim")
+
+
+def params_table(model) -> pd.DataFrame:
+    """The model's Params: name, value and provenance (the comment beside each field)."""
+    import dataclasses
+    import inspect
+    import re
+
+    src = inspect.getsource(model.Params)
+    notes = dict(re.findall(r"^\s+(\w+):[^#\n]*#\s*(.+)$", src, flags=re.M))
+    p = model.Params()
+    rows = [{"parameter": f.name, "value": getattr(p, f.name), "provenance": notes.get(f.name, "")}
+            for f in dataclasses.fields(p)]
+    return pd.DataFrame(rows).set_index("parameter")
+
+
+def published(paper_id: str, artifact: str) -> pd.DataFrame:
+    """The ledger's cells of one artifact as a table: one row per (row, column)."""
+    paper = ledger.load(paper_id)
+    rows = [{"row": c.row, "column": c.column, "value": c.value, "source": c.source}
+            for c in paper.cells if c.artifact == artifact]
+    return pd.DataFrame(rows)
+
+
+def parity_plot(cmp: pd.DataFrame, title: str, unit: str, *, ax=None):
+    """Simulated against published for every compared cell, with the y = x line and tolerance band."""
+    from pysim import plotting
+
+    fig, ax = plotting.figure(title, f"published ({unit})", f"model ({unit})", ax=ax)
+    lo = float(min(cmp["published"].min(), cmp["simulated"].min())) * 0.8
+    hi = float(max(cmp["published"].max(), cmp["simulated"].max())) * 1.2
+    tol = float(cmp["tolerance"].median()) if len(cmp) else 0.1
+    xs = [lo, hi]
+    ax.plot(xs, xs, color="0.3", linewidth=1)
+    ax.fill_between(xs, [x * (1 - tol) for x in xs], [x * (1 + tol) for x in xs], color="0.85", label=f"±{tol:.0%}")
+    for role, marker in (("prediction", "o"), ("fit", "s"), ("doubtful", "x")):
+        sel = cmp[cmp["role"] == role]
+        if len(sel):
+            ax.plot(sel["published"], sel["simulated"], marker=marker, linestyle="none",
+                    markerfacecolor="none" if role != "doubtful" else None, label=role)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.legend()
+    return fig

@@ -164,7 +164,7 @@ def reproduce(ids=None, *, quick=False, jobs=1, timeout=600.0, seed=0, out="resu
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     if not timeout > 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
-    out = Path(out)
+    out = Path(out).resolve()  # the kernels run in working folders of their own
     own = executor is None
     executor = executor or cf.ProcessPoolExecutor(max_workers=jobs)
     statuses = {}
