@@ -52,3 +52,24 @@ def fit_parameter(paper_id: str, fit, params=None, *, quick=False, tol=1e-4, max
         else:
             lo, g_lo = mid, g_mid
     return 0.5 * (lo + hi)
+
+
+def fit_all(paper_id: str, *, rounds: int = 20, tol: float = 1e-8, quick: bool = False):
+    """Fit every calibrated parameter of a model jointly (Gauss-Seidel over its fits).
+
+    Fits can be coupled (one target depends on several parameters), so the
+    single-parameter fits are repeated until no value moves by more than
+    ``tol`` relative. Returns the Params holding the fitted values.
+    """
+    model = ledger.load(paper_id).model()
+    params = model.Params()
+    for _ in range(rounds):
+        moved = 0.0
+        for fit in model.CALIBRATION:
+            old = getattr(params, fit.parameter)
+            new = fit_parameter(paper_id, fit, params, quick=quick, tol=tol)
+            params = dataclasses.replace(params, **{fit.parameter: new})
+            moved = max(moved, abs(new - old) / max(abs(old), 1e-12))
+        if moved <= tol * 10:
+            return params
+    raise CalibrationError(f"{paper_id}: the fits did not settle in {rounds} rounds")
