@@ -107,6 +107,7 @@ class Paper:
     claims: tuple
     folder: Path = field(compare=False)
     module: str = ""
+    not_modelled: tuple = ()  # ((id, caption, why), ...): artifacts the lab does not regenerate, and why
 
     def model(self):
         """The paper's model module: pysim.models.<id> unless paper.yaml names another."""
@@ -145,6 +146,14 @@ def _load_paper_yaml(path: Path, paper_id: str) -> dict:
             raise LedgerError(f"{where}: duplicate artifact id {a['id']!r}")
         arts[a["id"]] = Artifact(a["id"], a["caption"], a.get("function"), a["kind"])
     meta["artifacts"] = arts
+    skipped = []
+    for i, a in enumerate(meta.get("not_modelled") or []):
+        if not isinstance(a, dict) or not {"id", "caption", "why"} <= set(a):
+            raise LedgerError(f"{path}: not_modelled[{i}]: expected id, caption and why")
+        if a["id"] in arts:
+            raise LedgerError(f"{path}: not_modelled[{i}]: {a['id']!r} is also listed as an artifact")
+        skipped.append((a["id"], a["caption"], a["why"]))
+    meta["not_modelled"] = tuple(skipped)
     return meta
 
 
@@ -217,7 +226,8 @@ def load(paper_id: str) -> Paper:
     arts = meta["artifacts"]
     return Paper(paper_id, str(meta["title"]), tuple(meta["authors"]), str(meta["venue"]), int(meta["year"]),
                  str(meta["link"]), str(meta["setup"]), arts, _load_ledger(folder / "ledger.csv", arts),
-                 _load_claims(folder / "claims.yaml", arts), folder, str(meta.get("module", "")))
+                 _load_claims(folder / "claims.yaml", arts), folder, str(meta.get("module", "")),
+                 meta["not_modelled"])
 
 
 # --- claims -------------------------------------------------------------------

@@ -111,6 +111,13 @@ def totals(card: dict) -> dict:
     return t
 
 
+def _not_modelled(pid: str) -> tuple:
+    try:
+        return ledger.load(pid).not_modelled
+    except Exception:  # a malformed paper already shows as an error row
+        return ()
+
+
 def scorecard_markdown(card: dict) -> str:
     t = totals(card)
     lines = [f"# Scorecard ({card['profile']} profile, {card['generated']})", "",
@@ -123,6 +130,8 @@ def scorecard_markdown(card: dict) -> str:
         for aid, a in p["artifacts"].items():
             lines.append(f"| | {aid} | {a['verdict']} | {a['cells_within']} / {a['cells_scored']} | "
                          f"{a['cells_fitted']} | {a['claims_held']} / {a['claims']} |")
+        for aid, _caption, why in _not_modelled(pid):
+            lines.append(f"| | {aid} | not modelled: {why} | | | |")
     return "\n".join(lines) + "\n"
 
 
