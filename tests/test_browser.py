@@ -53,7 +53,16 @@ def lab(tmp_path):
            f"--ServerApp.root_dir={work}", f"--IdentityProvider.token={token}"]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"))
+    # render every cell (no windowing), so every output, errors included, is in the page; no news prompt
+    settings = tmp_path / "settings"
+    (settings / "@jupyterlab" / "notebook-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+        '{"windowingMode": "none"}')
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false"}')
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+               JUPYTERLAB_SETTINGS_DIR=str(settings))
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -87,6 +96,11 @@ def test_a_notebook_runs_through_the_ui(lab):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        dialog = page.locator(".jp-Dialog button", has_text="Select")  # JupyterLab may ask which kernel
+        try:
+            dialog.first.click(timeout=10_000)
+        except Exception:  # no dialog this time
+            pass
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()

@@ -20,3 +20,10 @@ def test_environment_yml_matches_pyproject():
     conda_names = names(d for d in conda["dependencies"] if isinstance(d, str)) - CONDA_ONLY
     assert conda_names == pip_names, (sorted(pip_names - conda_names), sorted(conda_names - pip_names))
     assert "conda-forge" in conda["channels"]
+
+
+def test_readme_table_is_generated_from_the_registry_and_current():
+    from pysim import readme
+
+    text = (ROOT / "README.md").read_text()
+    assert readme.render(text) == text, "README.md is out of date: run python -m pysim.readme"

@@ -20,3 +20,4 @@ class Fit:
     row: str
     column: str
     bracket: tuple = (0.0, 1.0)
+    tolerance: float = 0.01  # how close the fitted cell must land; wider only for integer parameters

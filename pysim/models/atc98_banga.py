@@ -61,15 +61,15 @@ class Params:
     """Inputs. Times in microseconds on the 400 MHz Alpha 21164 (AlphaStation 500)."""
 
     select_fixed_us: float = 15.0        # assumed: entry, argument copy-in and return of select()
-    select_per_fd_us: float = 0.4386     # CALIBRATED: Table 1, 1.32% idle: the old kernel just saturates
+    select_per_fd_us: float = 2.974     # CALIBRATED: Table 1, 1.32% idle: the old kernel just saturates
     new_select_per_event_us: float = 3.0  # assumed: checking one hinted or newly interesting descriptor
-    new_select_per_fd_us: float = 0.02   # CALIBRATED: Table 2, 11.49% of CPU in the new select()
-    user_per_fd_us: float = 0.1992       # CALIBRATED: Table 2, ~16% of CPU in comm_select()
+    new_select_per_fd_us: float = 0.3719   # CALIBRATED: Table 2, 11.49% of CPU in the new select()
+    user_per_fd_us: float = 0.5470       # CALIBRATED: Table 2, ~16% of CPU in comm_select()
     user_fixed_us: float = 5.0           # assumed: the rest of one pass of the event loop
-    ufalloc_per_slot_us: float = 0.4263  # CALIBRATED: Table 1, 17.79% of CPU in ufalloc()
+    ufalloc_per_slot_us: float = 0.5246  # CALIBRATED: Table 1, 17.79% of CPU in ufalloc()
     new_ufalloc_us: float = 0.5          # assumed: two word scans, a few cache misses
-    squid_request_us: float = 2452.0     # CALIBRATED: Table 2, 21.96% idle on the new kernel
-    thttpd_request_us: float = 1182.0    # CALIBRATED: Figure 7, 16% idle on the old kernel at 100 req/s
+    squid_request_us: float = 2284.0     # CALIBRATED: Table 2, 21.96% idle on the new kernel
+    thttpd_request_us: float = 4835.0    # CALIBRATED: Figure 7, 16% idle on the old kernel at 100 req/s
     lan_rtt_us: float = 300.0            # assumed: a round trip on the 100 Mbit/s FDDI, with the client's turn
     origin_us: float = 1000.0            # assumed: the origin server's If-Modified-Since reply
     listen_backlog: int = 128            # assumed: the listen queue; arrivals beyond it are refused
