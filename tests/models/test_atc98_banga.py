@@ -12,12 +12,16 @@ def run(kernel, cold, rate=100.0, kind="squid", params=P, seconds=2.0):
     return m.run_server(params, m.Server(kind, kernel, cold), rate, seconds=seconds)
 
 
-def test_old_select_cost_is_linear_in_descriptors_at_fixed_calls():
-    # with select called a fixed number of times per request (light load), kernel select CPU grows linearly
-    shares = [run("unmodified", c, rate=20.0)["select_kernel_pct"] for c in (0, 500, 1000, 1500)]
-    steps = [b - a for a, b in zip(shares, shares[1:])]
-    assert min(steps) > 0
-    assert max(steps) / min(steps) < 1.5
+def test_old_select_cost_is_linear_in_descriptors_and_new_follows_ready_ones():
+    old = [m.select_cost_us(P, False, n, 1) + m.select_cost_us(P, False, n, 1, rescan=True) for n in (0, 500, 1000)]
+    assert old[2] - old[1] == pytest.approx(old[1] - old[0]) == pytest.approx(3 * 500 * P.select_per_fd_us)
+    new_rescan = [m.select_cost_us(P, True, n, 4, rescan=True) for n in (0, 500, 1000)]
+    assert new_rescan[0] == new_rescan[2] == 4 * P.new_select_per_event_us
+
+
+def test_select_share_grows_with_cold_connections():
+    shares = [run("unmodified", c, rate=50.0, seconds=6.0)["select_kernel_pct"] for c in (0, 500, 1000, 1500)]
+    assert shares == sorted(shares)
 
 
 def test_new_select_is_far_cheaper_per_descriptor():
