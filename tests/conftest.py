@@ -1,5 +1,8 @@
 """Shared fixtures: the `seed` fixture widens with PYSIM_TEST_SEEDS ("0-99" or "all")."""
 import os
+import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,3 +24,18 @@ def pytest_report_header(config):
 def pytest_generate_tests(metafunc):
     if "seed" in metafunc.fixturenames:
         metafunc.parametrize("seed", _seeds())
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def lab_root(tmp_path, monkeypatch):
+    """A copy of tests/fixtures/root as PYSIM_ROOT, with demo_model importable (also by kernels)."""
+    root = tmp_path / "lab"
+    shutil.copytree(FIXTURES / "root", root)
+    monkeypatch.setenv("PYSIM_ROOT", str(root))
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FIXTURES), os.environ.get("PYTHONPATH", "")]))
+    sys.modules.pop("demo_model", None)
+    return root

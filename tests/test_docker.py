@@ -7,14 +7,12 @@ The test skips only where the kernel cannot run an engine at all.
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
+from http_helpers import free_port, status
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,14 +60,6 @@ def ensure_base(tmp_path):
     tar.wait()
 
 
-def status(url):
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
-    except OSError:
-        return None
 
 
 def test_image_builds_runs_and_requires_the_token(tmp_path):
@@ -86,9 +76,7 @@ def test_image_builds_runs_and_requires_the_token(tmp_path):
         for c in copied:
             c.unlink()
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     token = secrets.token_hex(16)
     cid = sh("docker", "run", "-d", "--rm", "-p", f"127.0.0.1:{port}:8888", "-e", f"JUPYTER_TOKEN={token}",
              IMAGE).stdout.strip()

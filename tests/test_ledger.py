@@ -1,6 +1,5 @@
 """Ledgers, claims and verdicts: each malformed input is refused with file, line and field."""
 import pytest
-from lab_fixtures import lab_root  # noqa: F401
 
 from pysim import ledger
 from pysim.errors import LedgerError

@@ -3,7 +3,6 @@ import json
 import os
 
 import pytest
-from lab_fixtures import lab_root  # noqa: F401
 
 from pysim import cli
 from pysim.reproduce import reproduce

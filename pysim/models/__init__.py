@@ -7,6 +7,7 @@ the published cells its calibrated parameters were fitted to.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 
@@ -21,3 +22,11 @@ class Fit:
     column: str
     bracket: tuple = (0.0, 1.0)
     tolerance: float = 0.01  # how close the fitted cell must land; wider only for integer parameters
+
+
+def require_positive(params) -> None:
+    """ValueError naming the first field of a Params dataclass that is not > 0."""
+    for f in dataclasses.fields(params):
+        value = getattr(params, f.name)
+        if not value > 0:
+            raise ValueError(f"{f.name} must be > 0, got {value!r}")

@@ -37,14 +37,13 @@ connection counts are lost from the tables). See papers/atc98_banga/paper.yaml.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from pysim.engine import Simulation
-from pysim.models import Fit
+from pysim.models import Fit, require_positive
 from pysim.rng import make_rng
 
 KERNELS = {  # (new select, new ufalloc)
@@ -76,10 +75,7 @@ class Params:
     base_fds: int = 16                   # assumed: descriptors a server holds open anyway (logs, sockets)
 
     def __post_init__(self):
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if not v > 0:
-                raise ValueError(f"{f.name} must be > 0, got {v!r}")
+        require_positive(self)
 
 
 CALIBRATION = (

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from pysim.hw import TLB, catalog
-from pysim.models import Fit
+from pysim.models import Fit, require_positive
 from pysim.rng import make_rng
 
 KB = 1024
@@ -120,10 +120,7 @@ class Params:
     verilog_compute_s: float = 1915.2   # CALIBRATED: Table 5 4MB total time
 
     def __post_init__(self):
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if not v > 0:
-                raise ValueError(f"{f.name} must be > 0, got {v!r}")
+        require_positive(self)
         if self.uniform_fraction >= 1:
             raise ValueError(f"uniform_fraction must be in (0, 1), got {self.uniform_fraction!r}")
 

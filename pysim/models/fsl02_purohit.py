@@ -29,7 +29,6 @@ the database within memory only.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +36,7 @@ import pandas as pd
 
 from pysim.hw import Disk
 from pysim.hw.catalog import ULTRASTAR_73LZX_36GB
-from pysim.models import Fit
+from pysim.models import Fit, require_positive
 
 CONFIGS = ("VAN", "COSY", "COSY_FAST")
 GETPID_CALLS = (2, 4, 8, 16, 32, 64, 128, 256)
@@ -75,10 +74,7 @@ class Params:
     timeslice_ms: float = 10.0          # assumed: the 2.4 scheduler's time slice
 
     def __post_init__(self):
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if not v > 0:
-                raise ValueError(f"{f.name} must be > 0, got {v!r}")
+        require_positive(self)
         if self.dirty_sync_fraction > 1:
             raise ValueError(f"dirty_sync_fraction must be in (0, 1], got {self.dirty_sync_fraction!r}")
         if self.request_bytes % PAGE:

@@ -30,7 +30,6 @@ the TCP ACKs that make the paper's TCP breakdown approximate.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +37,7 @@ import pandas as pd
 
 from pysim.engine import Simulation
 from pysim.hw.catalog import ETHERNET_10
-from pysim.models import Fit
+from pysim.models import Fit, require_positive
 
 SEND = ("entry/copyin", "tcp/udp_output", "ip_output", "ether_output")
 RECV = ("device intr/read", "netisr/packet filter", "kernel copyout", "mbuf/queue", "ipintr", "tcp/udp_input",
@@ -124,10 +123,7 @@ class Params:
     ack_every: int = 2                        # assumed: BSD delayed ACK, one ACK per two segments
 
     def __post_init__(self):
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if not v > 0:
-                raise ValueError(f"{f.name} must be > 0, got {v!r}")
+        require_positive(self)
         if self.streaming_efficiency > 1:
             raise ValueError(f"streaming_efficiency must be in (0, 1], got {self.streaming_efficiency!r}")
         if self.ack_every < 1 or int(self.ack_every) != self.ack_every:
