@@ -11,12 +11,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 
-RUN useradd --create-home --uid 1000 lab
+RUN useradd --create-home --uid 1000 lab && install -d -o lab -g lab /home/lab/pysim
 WORKDIR /home/lab/pysim
 COPY --chown=lab:lab . .
 USER lab
-RUN make setup
 ENV PATH=/home/lab/pysim/.venv/bin:$PATH
+RUN make setup
 
 EXPOSE 8888
 ENTRYPOINT ["docker/entrypoint.sh"]

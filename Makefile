@@ -6,6 +6,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# the venv's meson and ninja first: the build finds them, and the editable install pins them
+export PATH := $(abspath $(BIN)):$(PATH)
 STAMP := $(VENV)/.pysim-installed
 PAPER ?= all
 JOBS ?= 2

@@ -264,3 +264,20 @@ def test_link_delivers_after_serialisation_and_propagation():
     sim.run()
     # preamble 6.4 us + 64-byte frame 51.2 us + propagation 5 us
     assert out[0] == pytest.approx(62.6e-6)
+
+
+def test_a_numba_discipline_orders_the_c_station():
+    from pysim import policies
+
+    sim, done = Simulation(), []
+    st = Station(sim, servers=1, discipline="custom", select=policies.compiled_shortest_job_first())
+
+    def job(sim, name, demand):
+        yield st.serve(demand)
+        done.append((name, sim.now))
+
+    # "long" arrives first and starts at once; the others wait and leave shortest first
+    for name, demand in (("long", 5.0), ("mid", 2.0), ("short", 1.0), ("tiny", 0.5)):
+        sim.process(job(sim, name, demand))
+    sim.run()
+    assert done == [("long", 5.0), ("tiny", 5.5), ("short", 6.5), ("mid", 8.5)]
