@@ -87,8 +87,9 @@ def claims(paper_id: str, frames: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("claim")
 
 
-def params_table(model) -> pd.DataFrame:
-    """The model's Params: name, value and provenance (the comment beside each field)."""
+def params_table(model, paper_id: str | None = None) -> pd.DataFrame:
+    """The model's Params: name, value, provenance (the comment beside each field) and, for a
+    calibrated one, the published value it was fitted to (read from the paper's ledger)."""
     import dataclasses
     import inspect
     import re
@@ -96,8 +97,14 @@ def params_table(model) -> pd.DataFrame:
     src = inspect.getsource(model.Params)
     notes = dict(re.findall(r"^\s+(\w+):[^#\n]*#\s*(.+)$", src, flags=re.M))
     p = model.Params()
-    rows = [{"parameter": f.name, "value": getattr(p, f.name), "provenance": notes.get(f.name, "")}
-            for f in dataclasses.fields(p)]
+    targets = {}
+    if paper_id is not None:
+        cells = {(c.artifact, c.row, c.column): c for c in ledger.load(paper_id).cells}
+        for fit in getattr(model, "CALIBRATION", ()):
+            c = cells[(fit.artifact, fit.row, fit.column)]
+            targets[fit.parameter] = f"{c.value:g} {c.unit} ({fit.artifact}: {fit.row} / {fit.column})"
+    rows = [{"parameter": f.name, "value": getattr(p, f.name), "provenance": notes.get(f.name, ""),
+             "fitted to": targets.get(f.name, "")} for f in dataclasses.fields(p)]
     return pd.DataFrame(rows).set_index("parameter")
 
 

@@ -20,13 +20,14 @@ bitmap (new), with descriptors allocated exactly by the lowest-free rule, so
 the scan length emerges from the open connections. How often select() runs,
 and how many events each call returns, emerges from the loop: nothing fixes it.
 
-Calibrated, each on one published cell, so Tables 1 and 2 are mostly fits:
-Squid's other work per request (Table 2's 21.96% idle), the new select's
-cost per descriptor (Table 2's 11.49%), the user bitmap cost per descriptor
-(Table 2's ~16% in comm_select), the old ufalloc cost per slot scanned
-(Table 1's 17.79%), the old select's cost per descriptor (Table 1's 1.32%
-idle: the unmodified server just saturates at 220 requests/s) and thttpd's
-work per request (its 16% idle on the old kernel at 100 requests/s).
+Calibrated, each on one published cell (see CALIBRATION), so Tables 1 and 2
+are mostly fits: Squid's other work per request (Table 2's idle share), the
+new select's cost per descriptor (Table 2's select share), the user bitmap
+cost per descriptor (Table 2's comm_select share), the old ufalloc cost per
+slot scanned (Table 1's ufalloc share), the old select's cost per descriptor
+(Table 1's idle share: the unmodified server just saturates at 220
+requests/s) and thttpd's work per request (its idle share on the old kernel
+at 100 requests/s).
 Table 1's select share, thttpd's idle on the new kernel and Figures 1, 3,
 6 and 8 are predictions.
 
@@ -60,15 +61,15 @@ class Params:
     """Inputs. Times in microseconds on the 400 MHz Alpha 21164 (AlphaStation 500)."""
 
     select_fixed_us: float = 15.0        # assumed: entry, argument copy-in and return of select()
-    select_per_fd_us: float = 2.974     # CALIBRATED: Table 1, 1.32% idle: the old kernel just saturates
+    select_per_fd_us: float = 2.974     # CALIBRATED: Table 1 idle share (the old kernel just saturates)
     new_select_per_event_us: float = 3.0  # assumed: checking one hinted or newly interesting descriptor
-    new_select_per_fd_us: float = 0.3719   # CALIBRATED: Table 2, 11.49% of CPU in the new select()
-    user_per_fd_us: float = 0.5470       # CALIBRATED: Table 2, ~16% of CPU in comm_select()
+    new_select_per_fd_us: float = 0.3719   # CALIBRATED: Table 2 share of CPU in the new select()
+    user_per_fd_us: float = 0.5470       # CALIBRATED: Table 2 share of CPU in comm_select()
     user_fixed_us: float = 5.0           # assumed: the rest of one pass of the event loop
-    ufalloc_per_slot_us: float = 0.5246  # CALIBRATED: Table 1, 17.79% of CPU in ufalloc()
+    ufalloc_per_slot_us: float = 0.5246  # CALIBRATED: Table 1 share of CPU in ufalloc()
     new_ufalloc_us: float = 0.5          # assumed: two word scans, a few cache misses
-    squid_request_us: float = 2284.0     # CALIBRATED: Table 2, 21.96% idle on the new kernel
-    thttpd_request_us: float = 4835.0    # CALIBRATED: Figure 7, 16% idle on the old kernel at 100 req/s
+    squid_request_us: float = 2284.0     # CALIBRATED: Table 2 idle share on the new kernel
+    thttpd_request_us: float = 4835.0    # CALIBRATED: Figure 7 idle share on the old kernel at 100 req/s
     lan_rtt_us: float = 300.0            # assumed: a round trip on the 100 Mbit/s FDDI, with the client's turn
     origin_us: float = 1000.0            # assumed: the origin server's If-Modified-Since reply
     listen_backlog: int = 128            # assumed: the listen queue; arrivals beyond it are refused

@@ -44,6 +44,7 @@ BONNIE_MB = (4, 8, 16, 32, 64, 128, 256, 512)
 DB_FILE_MB = (16, 32, 64)
 GREP_KB = (128, 256, 512, 1024, 2048)
 PAGE = 4096
+PERCENT = 1e2
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ CALIBRATION = (
 
 
 def _pct(van, other):
-    return 100.0 * (van - other) / van
+    return PERCENT * (van - other) / van
 
 
 # --- Figure 2: getpid --------------------------------------------------------------
