@@ -54,13 +54,9 @@ int64_t engine_pending(const ps_engine *e) { return e->pending; }
 uint64_t engine_processed(const ps_engine *e) { return e->processed; }
 void engine_stop(ps_engine *e) { e->stop = 1; }
 
-static int take_slot(ps_engine *e, uint32_t *out)
+/* The slow path of take_slot(): a fresh slot, growing the table if needed. */
+static int new_slot(ps_engine *e, uint32_t *out)
 {
-    if (e->free_head != NO_SLOT) {
-        *out = e->free_head;
-        e->free_head = e->slots[*out].next_free;
-        return PS_OK;
-    }
     if (e->nslots == e->capacity) {
         uint32_t cap = e->capacity ? e->capacity * 2 : 64;
         if (cap <= e->capacity) return PS_ENOMEM; /* 2^32 pending events */
@@ -71,6 +67,15 @@ static int take_slot(ps_engine *e, uint32_t *out)
     }
     *out = e->nslots++;
     e->slots[*out].generation = 0;
+    return PS_OK;
+}
+
+/* A free slot: the free list's head in the common case. */
+static int take_slot(ps_engine *e, uint32_t *out)
+{
+    if (e->free_head == NO_SLOT) return new_slot(e, out);
+    *out = e->free_head;
+    e->free_head = e->slots[*out].next_free;
     return PS_OK;
 }
 

@@ -35,16 +35,21 @@ void evq_free(evq *q)
     ps_free(q);
 }
 
+/* Double the heap's storage. PS_OK or PS_ENOMEM. */
+static int grow(evq *q)
+{
+    size_t cap = q->capacity * 2;
+    evq_item *grown = ps_realloc(q->items, cap * sizeof *grown);
+    if (grown == NULL) return PS_ENOMEM;
+    q->items = grown;
+    q->capacity = cap;
+    return PS_OK;
+}
+
 int evq_push(evq *q, double time, int64_t handle)
 {
     if (isnan(time)) return PS_EINVAL;
-    if (q->size == q->capacity) {
-        size_t cap = q->capacity * 2;
-        evq_item *grown = ps_realloc(q->items, cap * sizeof *grown);
-        if (grown == NULL) return PS_ENOMEM;
-        q->items = grown;
-        q->capacity = cap;
-    }
+    if (q->size == q->capacity && grow(q) != PS_OK) return PS_ENOMEM;
     evq_item it = {time, q->next_seq++, handle};
     size_t i = q->size++;
     while (i > 0) { /* sift up */

@@ -155,7 +155,6 @@ static void account(station *s)
 
 static int log_point(station *s)
 {
-    if (!s->logging) return PS_OK;
     if (s->log_size == s->log_cap) {
         int64_t cap = s->log_cap ? s->log_cap * 2 : 256;
         double *t = ps_realloc(s->log_t, (size_t)cap * sizeof *t);
@@ -205,17 +204,14 @@ static int reschedule(station *s)
     return PS_OK;
 }
 
-/* Put a job (copied from *j) into service now. */
-static int start_service(station *s, const job *j)
+/* Put a job (copied from *j) into service now; the caller reserved room in busy. */
+static void start_service(station *s, const job *j)
 {
-    int st = jobvec_reserve(&s->busy, 1);
-    if (st != PS_OK) return st;
     double now = engine_now(s->e);
     job *in = &s->busy.v[s->busy.head + s->busy.size++];
     *in = *j;
     if (in->first_start < 0) in->first_start = now;
     in->finish = now + in->remaining;
-    return PS_OK;
 }
 
 /* Index of the waiting job to start next, or a negative status. */
@@ -259,9 +255,10 @@ static int fill_servers(station *s)
     while (s->waiting.size > 0 && s->busy.size < s->servers) {
         int64_t k = pick_waiting(s);
         if (k < 0) return (int)k;
-        job next = jobvec_remove(&s->waiting, k);
-        int st = start_service(s, &next);
+        int st = jobvec_reserve(&s->busy, 1);
         if (st != PS_OK) return st;
+        job next = jobvec_remove(&s->waiting, k);
+        start_service(s, &next);
     }
     return PS_OK;
 }
@@ -286,8 +283,9 @@ int station_arrive(station *s, int64_t id, double service_s, int32_t klass)
 {
     if (!(service_s >= 0) || isinf(service_s)) return PS_EINVAL;
     /* reserve first, so that a failed allocation leaves the station as it was */
-    int st = jobvec_reserve(&s->busy, 1);
-    if (st == PS_OK && s->busy.size >= s->servers) st = jobvec_reserve(&s->waiting, 1);
+    int starts = s->d == STATION_PS || s->busy.size < s->servers;
+    int st = starts ? jobvec_reserve(&s->busy, 1) : jobvec_reserve(&s->waiting, 1);
+    if (st == PS_OK && !starts && s->d == STATION_PRIO) st = jobvec_reserve(&s->busy, 1); /* a preemption */
     if (st != PS_OK) return st;
     account(s);
     ps_settle(s);
@@ -296,7 +294,7 @@ int station_arrive(station *s, int64_t id, double service_s, int32_t klass)
     s->st.arrivals++;
     int64_t victim = s->d == STATION_PRIO ? preemption_victim(s, klass) : -1;
     int queued_only = 0;
-    if (s->d == STATION_PS || s->busy.size < s->servers) {
+    if (starts) {
         start_service(s, &j); /* room reserved above */
     } else if (victim >= 0) {
         job out = jobvec_remove(&s->busy, victim);
@@ -308,8 +306,7 @@ int station_arrive(station *s, int64_t id, double service_s, int32_t klass)
         queued_only = 1;
     }
     if (station_number(s) > s->st.max_number) s->st.max_number = station_number(s);
-    st = log_point(s);
-    if (st != PS_OK) return st;
+    if (s->logging && (st = log_point(s)) != PS_OK) return st;
     /* a job that only joined the queue changes no finish time */
     return queued_only ? PS_OK : reschedule(s);
 }
@@ -333,7 +330,7 @@ static int complete(ps_engine *e, void *ctx, int64_t arg)
     s->st.response_sumsq += response * response;
     s->st.wait_sum += j.first_start - j.arrival;
     int st = fill_servers(s);
-    if (st == PS_OK) st = log_point(s);
+    if (st == PS_OK && s->logging) st = log_point(s);
     if (st == PS_OK) st = reschedule(s);
     if (st == PS_OK && s->on_depart != NULL)
         st = s->on_depart(s->depart_ctx, e, j.id, j.arrival, j.klass);
