@@ -19,7 +19,6 @@ import csv
 import importlib
 import math
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +33,6 @@ KINDS = ("table", "plot", "diagram-only")
 VERDICTS = ("replicated", "partly replicated", "not replicated", "not applicable", "error")
 LEDGER_COLUMNS = ["artifact", "row", "column", "value", "unit", "source", "tolerance", "note"]
 PAPER_KEYS = ("title", "authors", "venue", "year", "link", "setup", "artifacts")
-ID_PATTERN = re.compile(r"^[a-z]+\d\d_[a-z]+$")
 
 
 def root() -> Path:
