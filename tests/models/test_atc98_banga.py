@@ -64,3 +64,12 @@ def test_same_seed_same_run_and_bad_input_rejected():
         m.run_server(P, m.Server(), 0.0, seconds=1.0)
     with pytest.raises(ValueError, match="select_per_fd_us"):
         dataclasses.replace(P, select_per_fd_us=-1.0)
+
+
+def test_larger_files_cost_more_per_request():
+    small = run("new kernel", 750, rate=100.0, seconds=6.0)
+    big = m.run_server(P, m.Server("squid", "new kernel", 750, 8192), 100.0, seconds=6.0)
+    extra = (8192 - m.BASE_FILE_BYTES) / 1024 * P.per_kb_us * 100 * 1e-6 * 100  # percent of CPU at 100 req/s
+    assert big["other_pct"] - small["other_pct"] == pytest.approx(extra, rel=0.15)
+    with pytest.raises(ValueError, match="file_bytes"):
+        m.Server("squid", "new kernel", 0, 0)
