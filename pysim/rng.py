@@ -12,9 +12,7 @@ import secrets
 
 import numpy as np
 
-__all__ = ["make_rng", "spawn", "resolve_seed", "native_rng", "RngLike"]
-
-RngLike = "int | np.random.SeedSequence | np.random.Generator | None"
+__all__ = ["make_rng", "spawn", "resolve_seed", "native_rng"]
 
 
 def make_rng(rng=0) -> np.random.Generator:

@@ -6,6 +6,7 @@ one record. Look entries up with :func:`get`.
 """
 from __future__ import annotations
 
+import dataclasses
 import types
 from dataclasses import dataclass, field
 
@@ -68,6 +69,16 @@ ULTRASTAR_73LZX_36GB = DiskSpec(
     },
 )
 
+PA8000_180 = Machine(
+    name="HP 9000 PA-8000 180 MHz", cpu="HP PA-8000", clock_hz=180 * MHz,
+    tlb_entries=96, tlb_page_bytes=tuple(4 * KiB * 4 ** i for i in range(8)), tlb_miss_cycles=70,
+    used_by=("atc98_subramanian",),
+    sources={"clock_hz": "paper: atc98_subramanian §9 (180 MHz PA-8000)",
+             "tlb_entries": "paper: atc98_subramanian §2 (96-entry unified, fully associative)",
+             "tlb_page_bytes": "paper: atc98_subramanian §2 (4 KB to 64 MB in powers of 4)",
+             "tlb_miss_cycles": "paper: atc98_subramanian Table 2 (70 cycles average miss handling)"},
+)
+
 ETHERNET_10 = Ethernet()  # IEEE 802.3 10 Mbit/s; see pysim.hw.net.Ethernet
 FDDI_100_BITS_PER_S = 100e6
 
@@ -102,23 +113,11 @@ CATALOG: dict[str, Machine] = {m.name: m for m in [
         sources={"clock_hz": "paper: atc98_banga §3 (400 MHz 21164)", "memory_bytes": "paper: atc98_banga §3 (192 MB)",
                  "caches": "paper: atc98_banga §3 (8 KB I, 8 KB D, 96 KB L2, 2 MB L3)"},
     ),
-    Machine(
-        name="HP 9000 PA-8000 180 MHz", cpu="HP PA-8000", clock_hz=180 * MHz,
-        tlb_entries=96, tlb_page_bytes=tuple(4 * KiB * 4 ** i for i in range(8)), tlb_miss_cycles=70,
-        used_by=("atc98_subramanian",),
-        sources={"clock_hz": "paper: atc98_subramanian §9 (180 MHz PA-8000)",
-                 "tlb_entries": "paper: atc98_subramanian §2 (96-entry unified, fully associative)",
-                 "tlb_page_bytes": "paper: atc98_subramanian §2 (4 KB to 64 MB in powers of 4)",
-                 "tlb_miss_cycles": "paper: atc98_subramanian Table 2 (70 cycles average miss handling)"},
-    ),
-    Machine(
-        name="HP 9000 PA-8000 160 MHz", cpu="HP PA-8000", clock_hz=160 * MHz,
-        tlb_entries=96, tlb_page_bytes=tuple(4 * KiB * 4 ** i for i in range(8)), tlb_miss_cycles=70,
-        used_by=("atc98_subramanian",),
-        sources={"clock_hz": "paper: atc98_subramanian §9 (Verilog-XL on a 160 MHz PA-8000)",
-                 "tlb_entries": "paper: atc98_subramanian §2", "tlb_page_bytes": "paper: atc98_subramanian §2",
-                 "tlb_miss_cycles": "paper: atc98_subramanian Table 2"},
-    ),
+    PA8000_180,
+    # the same processor at a lower clock: only the clock and its source differ
+    dataclasses.replace(PA8000_180, name="HP 9000 PA-8000 160 MHz", clock_hz=160 * MHz,
+                        sources={**PA8000_180.sources,
+                                 "clock_hz": "paper: atc98_subramanian §9 (Verilog-XL on a 160 MHz PA-8000)"}),
 ]}
 
 def get(name: str) -> Machine:
