@@ -63,6 +63,12 @@ lab: setup ## Start JupyterLab on 127.0.0.1 with a token (TOKEN=... to choose it
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks \
 	  --IdentityProvider.token="$$token"
 
+student: setup ## Write the course edition of every notebook (solutions removed) under build/student/
+	$(BIN)/pysim student --out build/student
+
+contract: setup ## Check every paper against the lab's contract (PAPER=<id> for one)
+	$(BIN)/pysim contract $(if $(filter-out all,$(PAPER)),$(PAPER))
+
 bench: setup ## Speed of the core as ratios; writes results/bench.json
 	$(BIN)/pysim bench
 
@@ -80,4 +86,4 @@ clean: ## Remove build products, results and the virtual environment
 	rm -rf build results .venv .pytest_cache .hypothesis docker/ca-certificates/*.crt
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
-.PHONY: help setup native-test test test-fast test-browser test-docker reproduce check lab bench docker-build docker-run clean
+.PHONY: help setup native-test test test-fast test-browser test-docker reproduce check student contract lab bench docker-build docker-run clean

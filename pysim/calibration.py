@@ -16,9 +16,9 @@ from pysim.errors import CalibrationError
 
 def target(paper: ledger.Paper, fit) -> float:
     """The published value a fit aims at."""
-    for c in paper.cells:
-        if (c.artifact, c.row, c.column) == (fit.artifact, fit.row, fit.column):
-            return c.value
+    c = paper.cell(fit.artifact, fit.row, fit.column)
+    if c is not None and c.source != "doubtful":
+        return c.value
     raise CalibrationError(f"{paper.id}: no ledger cell {fit.artifact}[{fit.row}, {fit.column}] for {fit.parameter}")
 
 

@@ -101,28 +101,43 @@ def cmd_run(args) -> int:
 
 
 def cmd_check(args) -> int:
+    from pysim.scorecard import headline, totals
+    from pysim.scoring import score_paper
+
     ids = args.papers or ledger.paper_ids()
     _echo(command="check", papers=" ".join(ids), seed=args.seed, quick=args.quick)
-    status = 0
+    status, entries = 0, {}
     for pid in ids:
         try:
-            entry = ledger.score_paper(ledger.check_id(pid), seed=args.seed, quick=args.quick)
+            entry = entries[pid] = score_paper(ledger.check_id(pid), seed=args.seed, quick=args.quick)
         except LedgerError as e:
             print(f"{pid}: MALFORMED: {e}")
             status = 1
             continue
-        print(f"{pid}: {entry['verdict']}")
+        print(f"\n{pid}: {entry['verdict']} | predictions {entry['predictions_within']}/{entry['predictions_scored']} "
+              f"| fits {entry['fits']} | inputs {entry['inputs']} | claims {entry['claims_held']}/"
+              f"{entry['claims_can_fail']} can fail")
         for aid, a in entry["artifacts"].items():
-            print(f"  {aid:12s} {a['verdict']:18s} cells {a['cells_within']}/{a['cells_scored']} "
-                  f"(+{a['cells_fitted']} fitted)  claims {a['claims_held']}/{a['claims']}"
+            print(f"  {aid:14s} {a['verdict']:18s} predictions {a['predictions_within']}/{a['predictions_scored']}"
+                  f"  fits {a['fits']}  inputs {a['inputs']}  claims {a['claims_held']}/{a['claims_can_fail']}"
                   + (f"  ERROR {a['error']}" if a.get("error") else ""))
             if a["verdict"] == "error":
                 status = 1
+        if entry["claims_cannot_fail"]:
+            print(f"  cannot fail (hold under their counterfactual too): {', '.join(entry['claims_cannot_fail'])}")
+        for s in entry["deviations"]["stale"]:
+            print(f"  STALE explanation: {s}")
+            status = 1
+        if entry["deviations"]["unexplained"]:
+            print(f"  unexplained misses: {', '.join(entry['deviations']['unexplained'])}")
+    if len(entries) > 1:
+        print(f"\nall: {headline(totals({'papers': entries}))}")
     return status
 
 
 def cmd_reproduce(args) -> int:
-    from pysim.reproduce import reproduce, totals
+    from pysim.reproduce import reproduce
+    from pysim.scorecard import headline, totals
 
     ids = args.papers or ledger.paper_ids()
     try:
@@ -135,13 +150,60 @@ def cmd_reproduce(args) -> int:
     statuses, card = reproduce(ids, quick=args.quick, jobs=args.jobs, timeout=args.timeout, seed=args.seed,
                                out=args.out)
     t = totals(card)
-    print(f"\nscorecard: {args.out}/scorecard.md | cells within {t['cells_within']}/{t['cells_scored']} "
-          f"(+{t['cells_fitted']} fitted) | claims held {t['claims_held']}/{t['claims']}")
+    print(f"\nscorecard: {args.out}/scorecard.md | {headline(t)}")
     for pid in ids:
         st = statuses[pid]
         print(f"  {pid:22s} {'ok' if st['ok'] else 'FAILED'} {st['seconds']:6.1f}s  {card['papers'][pid]['verdict']}"
               + ("" if st["ok"] else f"\n      {st['error']}"))
     return 0 if all(s["ok"] for s in statuses.values()) else 1
+
+
+def cmd_contract(args) -> int:
+    from pysim import contract
+
+    ids = args.papers or ledger.paper_ids()
+    golden = Path(args.golden) if args.golden else ledger.root() / "tests" / "golden"
+    _echo(command="contract", papers=" ".join(ids), golden=golden, write_golden=args.write_golden, seed=0,
+          quick=True)
+    status = 0
+    for pid in ids:
+        ledger.check_id(pid)
+        if args.write_golden:
+            paths = contract.write_golden(contract.Subject(pid, golden_dir=golden))
+            print(f"{pid}: wrote {len(paths)} golden file(s) under {golden / pid}")
+            continue
+        results = contract.run(pid, golden_dir=golden)
+        bad = [(n, e) for n, e in results if e]
+        print(f"{pid}: {len(results) - len(bad)}/{len(results)} checks pass")
+        for name, err in bad:
+            print(f"  FAIL {name}: {err}")
+        status |= bool(bad)
+    return status
+
+
+def cmd_gaps(args) -> int:
+    import pandas as pd
+
+    from pysim.gaps import gaps
+
+    _echo(command=f"gaps {args.paper}", text=args.text)
+    found = gaps(args.paper, Path(args.text))
+    if found.empty:
+        print("every number near a mention of a modelled artifact is in the ledger")
+    else:
+        with pd.option_context("display.width", 200, "display.max_rows", 500,
+                                                  "display.max_colwidth", 90):
+            print(found.to_string(index=False))
+    return 0
+
+
+def cmd_student(args) -> int:
+    from pysim.student import write_student_notebooks
+
+    _echo(command="student", out=args.out)
+    for path in write_student_notebooks(Path(args.out)):
+        print(f"  {path}")
+    return 0
 
 
 def cmd_bench(args) -> int:
@@ -192,6 +254,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--quick", action="store_true")
     s.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("contract", help="check papers against the lab's contract (quick mode)")
+    s.add_argument("papers", nargs="*")
+    s.add_argument("--golden", default=None, help="folder of golden outputs (default: tests/golden)")
+    s.add_argument("--write-golden", action="store_true",
+                   help="write the current quick-mode outputs as the golden files (on purpose only)")
+    s.set_defaults(func=cmd_contract)
+
+    s = sub.add_parser("gaps", help="numbers in a paper's text near its modelled artifacts that the ledger lacks")
+    s.add_argument("paper")
+    s.add_argument("--text", required=True, help="the paper's text (OCR), e.g. papers' <id>.txt")
+    s.set_defaults(func=cmd_gaps)
+
+    s = sub.add_parser("student", help="write the notebooks with the exercise solutions removed")
+    s.add_argument("--out", default="build/student")
+    s.set_defaults(func=cmd_student)
 
     s = sub.add_parser("bench", help="speed of the core as ratios; writes results/bench.json")
     s.add_argument("--quick", action="store_true")

@@ -1,38 +1,49 @@
-"""What each paper says (papers/<id>/), checked against what its model computes.
+"""What each paper says (papers/<id>/), loaded and checked.
 
 * ``paper.yaml``: title, authors, venue, year, link, setup, and the artifacts
-  (id, caption, function, kind: table | plot | diagram-only).
+  (id, caption, function, kind: table | plot | diagram-only); optionally
+  ``not_modelled`` artifacts, each with why.
 * ``ledger.csv``: published numbers, one per row:
   ``artifact,row,column,value,unit,source,tolerance,note``. ``row`` and
   ``column`` label a cell of the model's DataFrame; ``source`` is printed,
   reconstructed or doubtful (never scored); ``tolerance`` is relative, in (0, 1].
-* ``claims.yaml``: the paper's qualitative claims as expressions over the
-  artifacts' DataFrames (see :func:`evaluate_claim`).
+* ``claims.yaml``: the paper's qualitative claims as sandboxed expressions
+  over the artifacts' DataFrames (see :mod:`pysim.claims`), each with the
+  counterfactual under which it must be false.
+* ``deviations.yaml``: why the model misses a cell (stating whether it lands
+  above or below the paper, which the lab checks) or a claim.
 
-Verdicts are computed here, never typed. Cells a model was calibrated on
-(its ``CALIBRATION``) count as fits, apart from the predictions.
+Hygiene the loader enforces: a doubtful or reconstructed cell says why in
+its note, about the reading of the text and never about the model; a
+tolerance above 0.15 is justified in the note (``tolerance: ...``); a claim
+whose check holds a number other than 0 or 1 says where that band comes
+from. Scoring lives in :mod:`pysim.scoring`.
 """
 from __future__ import annotations
 
-import ast
 import csv
 import importlib
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import yaml
 
+from pysim import claims as claims_sandbox
 from pysim.errors import LedgerError
 
 SOURCES = ("printed", "reconstructed", "doubtful")
 KINDS = ("table", "plot", "diagram-only")
-VERDICTS = ("replicated", "partly replicated", "not replicated", "not applicable", "error")
 LEDGER_COLUMNS = ["artifact", "row", "column", "value", "unit", "source", "tolerance", "note"]
 PAPER_KEYS = ("title", "authors", "venue", "year", "link", "setup", "artifacts")
+CLAIM_KEYS = ("id", "artifacts", "quote", "section", "check", "counterfactual")
+DIRECTIONS = ("above", "below")
+#: A tolerance above this needs a justification in the cell's note.
+WIDE_TOLERANCE = 0.15
+# A reason that leans on the model is no reason to doubt or rebuild a published number.
+_ABOUT_THE_MODEL = re.compile(r"\b(model\w*|simulat\w*|calibrat\w*|fitted|our (?:result|run)s?)\b", re.I)
 
 
 def root() -> Path:
@@ -58,7 +69,7 @@ def check_id(paper_id: str) -> str:
     return paper_id
 
 
-# --- loading and validating ---------------------------------------------------
+# --- the records --------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Artifact:
@@ -80,6 +91,10 @@ class Cell:
     note: str
     line: int
 
+    @property
+    def key(self) -> tuple:
+        return (self.artifact, self.row, self.column)
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -88,7 +103,20 @@ class Claim:
     quote: str
     section: str
     check: str
+    counterfactual: str
+    band: str
     line: int
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """Why the model misses a published cell (``cell``) or a claim (``claim``)."""
+
+    why: str
+    cell: tuple | None = None     # (artifact, row, column)
+    direction: str | None = None  # "above" or "below": where the model lands against the paper
+    claim: str | None = None
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,11 +134,20 @@ class Paper:
     folder: Path = field(compare=False)
     module: str = ""
     not_modelled: tuple = ()  # ((id, caption, why), ...): artifacts the lab does not regenerate, and why
+    deviations: tuple = ()
 
     def model(self):
         """The paper's model module: pysim.models.<id> unless paper.yaml names another."""
         return importlib.import_module(self.module or f"pysim.models.{self.id}")
 
+    def cell(self, artifact: str, row: str, column: str) -> Cell | None:
+        """The scored reading of one cell (a doubtful second reading only if there is no other)."""
+        found = [c for c in self.cells if c.key == (artifact, row, column)]
+        found.sort(key=lambda c: c.source == "doubtful")
+        return found[0] if found else None
+
+
+# --- loading ------------------------------------------------------------------
 
 def _yaml(path: Path):
     try:
@@ -124,7 +161,7 @@ def _yaml(path: Path):
         raise LedgerError(f"{path}{where}: not valid YAML ({getattr(e, 'problem', e)})") from None
 
 
-def _load_paper_yaml(path: Path, paper_id: str) -> dict:
+def _load_paper_yaml(path: Path) -> dict:
     meta = _yaml(path)
     if not isinstance(meta, dict):
         raise LedgerError(f"{path}: expected a mapping with keys {', '.join(PAPER_KEYS)}")
@@ -142,7 +179,7 @@ def _load_paper_yaml(path: Path, paper_id: str) -> dict:
             raise LedgerError(f"{where}: a {a['kind']} needs the model function that regenerates it")
         if a["id"] in arts:
             raise LedgerError(f"{where}: duplicate artifact id {a['id']!r}")
-        arts[a["id"]] = Artifact(a["id"], a["caption"], a.get("function"), a["kind"])
+        arts[a["id"]] = Artifact(str(a["id"]), a["caption"], a.get("function"), a["kind"])
     meta["artifacts"] = arts
     skipped = []
     for i, a in enumerate(meta.get("not_modelled") or []):
@@ -155,14 +192,31 @@ def _load_paper_yaml(path: Path, paper_id: str) -> dict:
     return meta
 
 
+def _check_note(where: str, r: dict, tol: float) -> None:
+    note = r["note"].strip()
+    if r["source"] in ("doubtful", "reconstructed"):
+        what = "a doubtful cell must say why the reading of the text is in doubt" if r["source"] == "doubtful" \
+            else "a reconstructed value must say how it was recovered from the text"
+        if not note:
+            raise LedgerError(f"{where}: field note: {what}")
+        m = _ABOUT_THE_MODEL.search(note)
+        if m:
+            raise LedgerError(f"{where}: field note: {what}, not lean on the model ({m.group(0)!r}); "
+                              f"a number's source is the paper's text")
+    if tol > WIDE_TOLERANCE and "tolerance:" not in note.lower():
+        raise LedgerError(f"{where}: field note: a tolerance of {tol:g} (above {WIDE_TOLERANCE}) must be "
+                          f"justified in the note as 'tolerance: <why>'")
+
+
 def _load_ledger(path: Path, artifacts: dict) -> tuple:
     if not path.exists():
         return ()
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
         if reader.fieldnames != LEDGER_COLUMNS:
-            raise LedgerError(f"{path}:1: header must be {','.join(LEDGER_COLUMNS)}, got {','.join(reader.fieldnames or [])}")
-        cells = []
+            raise LedgerError(f"{path}:1: header must be {','.join(LEDGER_COLUMNS)}, "
+                              f"got {','.join(reader.fieldnames or [])}")
+        cells, seen = [], {}
         for n, r in enumerate(reader, start=2):
             where = f"{path}:{n}"
             if None in r or any(v is None for v in r.values()):
@@ -170,6 +224,8 @@ def _load_ledger(path: Path, artifacts: dict) -> tuple:
             if r["artifact"] not in artifacts:
                 raise LedgerError(f"{where}: field artifact: unknown artifact {r['artifact']!r}; "
                                   f"paper.yaml lists {', '.join(artifacts)}")
+            if artifacts[r["artifact"]].kind == "diagram-only":
+                raise LedgerError(f"{where}: field artifact: {r['artifact']!r} is diagram-only and has no cells")
             try:
                 value = float(r["value"])
             except ValueError:
@@ -184,10 +240,21 @@ def _load_ledger(path: Path, artifacts: dict) -> tuple:
                 raise LedgerError(f"{where}: field tolerance: {r['tolerance']!r} is not a number") from None
             if not 0 < tol <= 1:
                 raise LedgerError(f"{where}: field tolerance: {tol} is outside (0, 1]")
-            if r["source"] == "reconstructed" and not r["note"].strip():
-                raise LedgerError(f"{where}: field note: a reconstructed value must say how it was recovered")
-            cells.append(Cell(r["artifact"], r["row"], r["column"], value, r["unit"], r["source"], tol, r["note"], n))
+            _check_note(where, r, tol)
+            key = (r["artifact"], r["row"], r["column"], r["source"] == "doubtful")
+            if key in seen:
+                raise LedgerError(f"{where}: cell {r['artifact']}[{r['row']}, {r['column']}] is already on "
+                                  f"line {seen[key]}")
+            seen[key] = n
+            cells.append(Cell(r["artifact"], r["row"], r["column"], value, r["unit"], r["source"], tol,
+                              r["note"], n))
     return tuple(cells)
+
+
+def _item_lines(path: Path) -> list:
+    """The line on which each item of a YAML list starts (1-based)."""
+    node = yaml.compose(path.read_text())
+    return [item.start_mark.line + 1 for item in node.value] if isinstance(node, yaml.SequenceNode) else []
 
 
 def _load_claims(path: Path, artifacts: dict) -> tuple:
@@ -196,102 +263,88 @@ def _load_claims(path: Path, artifacts: dict) -> tuple:
     raw = _yaml(path) or []
     if not isinstance(raw, list):
         raise LedgerError(f"{path}: expected a list of claims")
-    text = path.read_text().splitlines()
-    claims = []
+    lines = _item_lines(path)
+    out, ids = [], set()
     for i, c in enumerate(raw):
-        line = next((n for n, t in enumerate(text, 1) if t.lstrip("- ").startswith(f"id: {c.get('id')}")), 0) \
-            if isinstance(c, dict) else 0
-        where = f"{path}:{line}" if line else f"{path}: claim {i}"
-        if not isinstance(c, dict) or not {"id", "artifacts", "quote", "section", "check"} <= set(c):
-            raise LedgerError(f"{where}: a claim needs id, artifacts, quote, section and check")
+        line = lines[i]
+        where = f"{path}:{line}"
+        if not isinstance(c, dict) or not set(CLAIM_KEYS) <= set(c):
+            got = ", ".join(sorted(c)) if isinstance(c, dict) else type(c).__name__
+            raise LedgerError(f"{where}: a claim needs {', '.join(CLAIM_KEYS)} (got {got})")
+        if c["id"] in ids:
+            raise LedgerError(f"{where}: duplicate claim id {c['id']!r}")
+        ids.add(c["id"])
         arts = tuple(c["artifacts"]) if isinstance(c["artifacts"], list) else (c["artifacts"],)
         for a in arts:
             if a not in artifacts:
                 raise LedgerError(f"{where}: field artifacts: unknown artifact {a!r}")
         try:
-            _check_expression(str(c["check"]))
+            claims_sandbox.parse(str(c["check"]), arts)
+            bands = claims_sandbox.numbers_in(str(c["check"]))
         except LedgerError as e:
             raise LedgerError(f"{where}: field check: {e}") from None
-        claims.append(Claim(str(c["id"]), arts, str(c["quote"]), str(c["section"]), str(c["check"]), line))
-    return tuple(claims)
+        band = str(c.get("band") or "").strip()
+        if bands and not band:
+            raise LedgerError(f"{where}: field band: the check compares with {', '.join(map(str, bands))}; "
+                              f"say where each number comes from (the paper's words, its resolution)")
+        if not str(c["counterfactual"]).strip():
+            raise LedgerError(f"{where}: field counterfactual: name the model's counterfactual under which "
+                              f"this claim must be false")
+        out.append(Claim(str(c["id"]), arts, str(c["quote"]), str(c["section"]), str(c["check"]),
+                         str(c["counterfactual"]), band, line))
+    return tuple(out)
+
+
+def _load_deviations(path: Path, artifacts: dict, claim_ids: set) -> tuple:
+    if not path.exists():
+        return ()
+    raw = _yaml(path) or []
+    if not isinstance(raw, list):
+        raise LedgerError(f"{path}: expected a list of deviations")
+    lines = _item_lines(path)
+    out = []
+    for i, d in enumerate(raw):
+        line = lines[i]
+        where = f"{path}:{line}"
+        if not isinstance(d, dict) or not str(d.get("why", "")).strip() or ("cell" in d) == ("claim" in d):
+            raise LedgerError(f"{where}: a deviation names one cell (with direction) or one claim, and says why")
+        if "claim" in d:
+            if d["claim"] not in claim_ids:
+                raise LedgerError(f"{where}: field claim: unknown claim {d['claim']!r}")
+            out.append(Deviation(str(d["why"]).strip(), claim=str(d["claim"]), line=line))
+            continue
+        cell = d["cell"]
+        if not (isinstance(cell, list) and len(cell) == 3):
+            raise LedgerError(f"{where}: field cell: expected [artifact, row, column], got {cell!r}")
+        cell = tuple(str(x) for x in cell)
+        if cell[0] not in artifacts:
+            raise LedgerError(f"{where}: field cell: unknown artifact {cell[0]!r}")
+        if d.get("direction") not in DIRECTIONS:
+            raise LedgerError(f"{where}: field direction: say where the model lands against the paper: "
+                              f"{' or '.join(DIRECTIONS)}, got {d.get('direction')!r}")
+        out.append(Deviation(str(d["why"]).strip(), cell=cell, direction=d["direction"], line=line))
+    return tuple(out)
 
 
 def load(paper_id: str) -> Paper:
     """Load and validate papers/<id>/; LedgerError names the file, line and field at fault."""
     check_id(paper_id)
     folder = papers_dir() / paper_id
-    meta = _load_paper_yaml(folder / "paper.yaml", paper_id)
+    meta = _load_paper_yaml(folder / "paper.yaml")
     arts = meta["artifacts"]
+    cells = _load_ledger(folder / "ledger.csv", arts)
+    claims = _load_claims(folder / "claims.yaml", arts)
+    deviations = _load_deviations(folder / "deviations.yaml", arts, {c.id for c in claims})
+    known = {c.key for c in cells}
+    for d in deviations:
+        if d.cell is not None and d.cell not in known:
+            raise LedgerError(f"{folder / 'deviations.yaml'}:{d.line}: field cell: {list(d.cell)} is not a ledger cell")
     return Paper(paper_id, str(meta["title"]), tuple(meta["authors"]), str(meta["venue"]), int(meta["year"]),
-                 str(meta["link"]), str(meta["setup"]), arts, _load_ledger(folder / "ledger.csv", arts),
-                 _load_claims(folder / "claims.yaml", arts), folder, str(meta.get("module", "")),
-                 meta["not_modelled"])
+                 str(meta["link"]), str(meta["setup"]), arts, cells, claims, folder, str(meta.get("module", "")),
+                 meta["not_modelled"], deviations)
 
 
-# --- claims -------------------------------------------------------------------
-
-#: The only functions a claim may call: pure helpers, no builtins.
-CLAIM_FUNCTIONS = {"abs": abs, "min": min, "max": max, "len": len, "all": all, "any": any, "round": round,
-                   "sorted": sorted, "sum": sum, "float": float, "int": int,
-                   "monotone_increasing": lambda s: bool(np.all(np.diff(np.asarray(s, dtype=float)) >= 0)),
-                   "monotone_decreasing": lambda s: bool(np.all(np.diff(np.asarray(s, dtype=float)) <= 0)),
-                   "linear_fit_r2": lambda x, y: _r2(x, y)}
-
-_ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Constant,
-                  ast.Name, ast.Load, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List,
-                  ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.Add, ast.Sub, ast.Mult, ast.Div,
-                  ast.FloorDiv, ast.Mod, ast.Pow, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
-                  ast.In, ast.NotIn, ast.BitAnd, ast.BitOr, ast.Invert, ast.IfExp, ast.keyword)
-
-
-def _r2(x, y):
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    slope, intercept = np.polyfit(x, y, 1)
-    resid = y - (slope * x + intercept)
-    total = np.sum((y - y.mean()) ** 2)
-    return float(1 - np.sum(resid ** 2) / total) if total > 0 else 1.0
-
-
-def _check_expression(expr: str) -> ast.Expression:
-    try:
-        tree = ast.parse(expr, mode="eval")
-    except SyntaxError as e:
-        raise LedgerError(f"not a valid expression ({e.msg})") from None
-    for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED_NODES):
-            raise LedgerError(f"{type(node).__name__} is not allowed in a claim")
-        if isinstance(node, ast.Name) and node.id.startswith("_"):
-            raise LedgerError(f"name {node.id!r} is not allowed (leading underscore)")
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            raise LedgerError(f"attribute {node.attr!r} is not allowed (leading underscore)")
-    return tree
-
-
-def evaluate_claim(check: str, frames: dict) -> bool:
-    """Evaluate a claim over ``frames`` (artifact id -> DataFrame).
-
-    The expression sees only the frames and :data:`CLAIM_FUNCTIONS`: no
-    builtins, no imports, no attribute or name starting with ``_``.
-
-    Raises
-    ------
-    LedgerError
-        If the expression is not allowed, fails, or does not give a truth value.
-    """
-    tree = _check_expression(check)
-    env = {"__builtins__": {}}
-    env.update(CLAIM_FUNCTIONS)
-    env.update(frames)
-    try:
-        result = eval(compile(tree, "<claim>", "eval"), env, {})  # noqa: S307 (restricted above)
-    except Exception as e:  # a claim that cannot be evaluated is an error, never "held"
-        raise LedgerError(f"claim {check!r} failed: {type(e).__name__}: {e}") from None
-    if isinstance(result, (bool, np.bool_)):
-        return bool(result)
-    raise LedgerError(f"claim {check!r} gave {type(result).__name__}, not True/False")
-
-
-# --- comparing and scoring ----------------------------------------------------
+# --- reading a model's output --------------------------------------------------
 
 def row_label(index_value) -> str:
     """The ledger's text for a DataFrame index value (tuples joined with ' / ')."""
@@ -300,7 +353,7 @@ def row_label(index_value) -> str:
     return str(index_value)
 
 
-def lookup(df: pd.DataFrame, row: str, column: str) -> float:
+def lookup(df, row: str, column: str) -> float:
     """The model's value at (row, column); KeyError says which label is missing."""
     if column not in df.columns:
         raise KeyError(f"column {column!r} not in the model's output (columns: {', '.join(map(str, df.columns))})")
@@ -308,113 +361,3 @@ def lookup(df: pd.DataFrame, row: str, column: str) -> float:
     if row not in labels:
         raise KeyError(f"row {row!r} not in the model's output (rows: {', '.join(labels)})")
     return float(df.iloc[labels.index(row)][column])
-
-
-def fitted_cells(model) -> set:
-    """(artifact, row, column) of every cell the model was calibrated on."""
-    return {(f.artifact, f.row, f.column) for f in getattr(model, "CALIBRATION", ())}
-
-
-def compare(paper: Paper | str, artifact: str, df: pd.DataFrame) -> pd.DataFrame:
-    """One row per published cell: published, simulated, relative error, within tolerance, role."""
-    paper = load(paper) if isinstance(paper, str) else paper
-    if artifact not in paper.artifacts:
-        raise LedgerError(f"unknown artifact {artifact!r}; {paper.id} has {', '.join(paper.artifacts)}")
-    fits = fitted_cells(paper.model())
-    rows = []
-    for c in paper.cells:
-        if c.artifact != artifact:
-            continue
-        try:
-            sim = lookup(df, c.row, c.column)
-        except KeyError as e:
-            raise LedgerError(f"{paper.folder / 'ledger.csv'}:{c.line}: {e.args[0]}") from None
-        rel = (sim - c.value) / abs(c.value) if c.value != 0 else (0.0 if sim == 0 else math.inf)
-        role = "doubtful" if c.source == "doubtful" else ("fit" if (c.artifact, c.row, c.column) in fits
-                                                          else "prediction")
-        rows.append({"row": c.row, "column": c.column, "published": c.value, "simulated": sim, "unit": c.unit,
-                     "rel_error": rel, "tolerance": c.tolerance, "within": abs(rel) <= c.tolerance,
-                     "role": role, "source": c.source})
-    return pd.DataFrame(rows, columns=["row", "column", "published", "simulated", "unit", "rel_error",
-                                       "tolerance", "within", "role", "source"])
-
-
-def verdict_of(scored: int, within: int, claims: int, held: int) -> str:
-    """replicated / partly replicated / not replicated / not applicable, from the counts."""
-    total, good = scored + claims, within + held
-    if total == 0:
-        return "not applicable"
-    if good == total:
-        return "replicated"
-    return "not replicated" if good == 0 else "partly replicated"
-
-
-def score_artifact(paper: Paper, artifact: Artifact, frames: dict, errors: dict) -> dict:
-    """Counts and verdict of one artifact, given the frames computed so far."""
-    empty = {"verdict": "not applicable", "cells_scored": 0, "cells_within": 0, "cells_fitted": 0,
-             "claims": 0, "claims_held": 0}
-    if artifact.kind == "diagram-only":
-        return empty
-    if artifact.id in errors:
-        return {**empty, "verdict": "error", "error": errors[artifact.id]}
-    cmp = compare(paper, artifact.id, frames[artifact.id])
-    pred = cmp[cmp["role"] == "prediction"]
-    out = {"cells_scored": int(len(pred)), "cells_within": int(pred["within"].sum()),
-           "cells_fitted": int((cmp["role"] == "fit").sum()), "claims": 0, "claims_held": 0}
-    claim_results = []
-    for cl in paper.claims:
-        if cl.artifacts[0] != artifact.id:  # a claim is scored with its first artifact
-            continue
-        out["claims"] += 1
-        missing = [a for a in cl.artifacts if a not in frames]
-        if missing:
-            claim_results.append({"id": cl.id, "held": False, "error": f"artifact(s) {missing} failed"})
-            continue
-        try:
-            held = evaluate_claim(cl.check, {a: frames[a] for a in cl.artifacts})
-            out["claims_held"] += held
-            claim_results.append({"id": cl.id, "held": held})
-        except LedgerError as e:
-            claim_results.append({"id": cl.id, "held": False, "error": str(e)})
-    bad_claims = [c for c in claim_results if "error" in c]
-    out["verdict"] = "error" if bad_claims else verdict_of(out["cells_scored"], out["cells_within"],
-                                                           out["claims"], out["claims_held"])
-    if bad_claims:
-        out["error"] = "; ".join(c["error"] for c in bad_claims)
-    out["claim_results"] = claim_results
-    return out
-
-
-def run_artifacts(paper: Paper, *, seed=0, quick=False) -> tuple[dict, dict]:
-    """Compute every non-diagram artifact: (frames, errors by artifact)."""
-    model = paper.model()
-    frames, errors = {}, {}
-    for a in paper.artifacts.values():
-        if a.kind == "diagram-only":
-            continue
-        try:
-            frames[a.id] = getattr(model, a.function)(rng=seed, quick=quick)
-        except Exception as e:  # one broken artifact must not hide the others
-            errors[a.id] = f"{type(e).__name__}: {e}"
-    return frames, errors
-
-
-def score_paper(paper_id: str, *, seed=0, quick=False, frames=None) -> dict:
-    """The scorecard entry of one paper: title, verdict and per-artifact counts."""
-    paper = load(paper_id)
-    errors = {}
-    if frames is None:
-        frames, errors = run_artifacts(paper, seed=seed, quick=quick)
-    arts = {a.id: score_artifact(paper, a, frames, errors) for a in paper.artifacts.values()}
-    verdicts = [v["verdict"] for v in arts.values() if v["verdict"] != "not applicable"]
-    if "error" in verdicts:
-        overall = "error"
-    elif not verdicts:
-        overall = "not applicable"
-    elif all(v == "replicated" for v in verdicts):
-        overall = "replicated"
-    elif all(v == "not replicated" for v in verdicts):
-        overall = "not replicated"
-    else:
-        overall = "partly replicated"
-    return {"title": paper.title, "verdict": overall, "artifacts": arts}

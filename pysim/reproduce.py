@@ -10,7 +10,6 @@ models and ledgers, never typed.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import datetime as dt
 import html
 import json
 import os
@@ -22,6 +21,8 @@ from pathlib import Path
 
 from pysim import ledger
 from pysim.results import write_text_atomic
+from pysim.scorecard import markdown as scorecard_markdown
+from pysim.scorecard import scorecard
 
 KERNEL = "python3"
 
@@ -83,56 +84,6 @@ def _describe(e: Exception) -> str:
     where = f" (cell {cell})" if cell is not None else ""
     text = f"{ename}: {evalue}{where}".strip()
     return text if len(text) < 2000 else text[:2000] + " ..."
-
-
-def scorecard(ids, *, quick: bool, seed: int = 0) -> dict:
-    """The scorecard (the issue-3 JSON shape) for ``ids``."""
-    card = {"generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "profile": "quick" if quick else "full", "papers": {}}
-    for pid in ids:
-        try:
-            entry = ledger.score_paper(pid, seed=seed, quick=quick)
-        except Exception as e:  # a broken ledger or model is an error row, not a crash
-            entry = {"title": pid, "verdict": "error", "artifacts": {}, "error": f"{type(e).__name__}: {e}"}
-        for a in entry["artifacts"].values():
-            a.pop("claim_results", None)
-        card["papers"][pid] = entry
-    return card
-
-
-def totals(card: dict) -> dict:
-    """Counts over the whole scorecard."""
-    t = {"papers": len(card["papers"]), "cells_scored": 0, "cells_within": 0, "cells_fitted": 0,
-         "claims": 0, "claims_held": 0}
-    for p in card["papers"].values():
-        for a in p["artifacts"].values():
-            for k in ("cells_scored", "cells_within", "cells_fitted", "claims", "claims_held"):
-                t[k] += a[k]
-    return t
-
-
-def _not_modelled(pid: str) -> tuple:
-    try:
-        return ledger.load(pid).not_modelled
-    except Exception:  # a malformed paper already shows as an error row
-        return ()
-
-
-def scorecard_markdown(card: dict) -> str:
-    t = totals(card)
-    lines = [f"# Scorecard ({card['profile']} profile, {card['generated']})", "",
-             f"{t['papers']} papers; predicted cells within tolerance {t['cells_within']} / {t['cells_scored']}; "
-             f"fitted cells {t['cells_fitted']}; claims held {t['claims_held']} / {t['claims']}.", "",
-             "| paper | artifact | verdict | cells within / scored | fitted | claims held |",
-             "|---|---|---|---|---|---|"]
-    for pid, p in card["papers"].items():
-        lines.append(f"| **{pid}** | | **{p['verdict']}** | | | |")
-        for aid, a in p["artifacts"].items():
-            lines.append(f"| | {aid} | {a['verdict']} | {a['cells_within']} / {a['cells_scored']} | "
-                         f"{a['cells_fitted']} | {a['claims_held']} / {a['claims']} |")
-        for aid, _caption, why in _not_modelled(pid):
-            lines.append(f"| | {aid} | not modelled: {why} | | | |")
-    return "\n".join(lines) + "\n"
 
 
 def index_html(card: dict, statuses: dict, out: Path) -> str:

@@ -16,12 +16,17 @@ def test_a_good_notebook_fills_results_and_the_scorecard(lab_root, tmp_path):
     files = {p.name for p in (out / "zz99_demo").iterdir()}
     assert {"zz99_demo.ipynb", "zz99_demo.html", "table1.csv", "figure_y.png", "figure_y.svg"} <= files
     saved = json.loads((out / "scorecard.json").read_text())
-    assert set(saved) == {"generated", "profile", "papers"} and saved["profile"] == "quick"
+    assert set(saved) == {"generated", "profile", "seed", "papers"} and saved["profile"] == "quick"
     paper = saved["papers"]["zz99_demo"]
-    assert set(paper) == {"title", "verdict", "artifacts"}
+    counts = {"predictions_scored", "predictions_within", "fits", "inputs", "doubtful", "claims", "claims_held",
+              "claims_can_fail", "claims_cannot_fail"}
+    assert set(paper) >= {"title", "verdict", "artifacts", "deviations", "not_modelled"} | counts
     for art in paper["artifacts"].values():
-        assert set(art) >= {"verdict", "cells_scored", "cells_within", "cells_fitted", "claims", "claims_held"}
+        assert set(art) >= {"verdict"} | counts
         assert art["verdict"] in ("replicated", "partly replicated", "not replicated", "not applicable", "error")
+    table1 = paper["artifacts"]["table1"]
+    assert (table1["fits"], table1["predictions_scored"], table1["predictions_within"]) == (1, 2, 1)
+    assert (table1["claims_can_fail"], table1["claims_held"]) == (2, 1)
     assert "zz99_demo" in (out / "index.html").read_text()
     assert "| **zz99_demo** |" in (out / "scorecard.md").read_text()
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging folders left

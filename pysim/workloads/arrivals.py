@@ -1,0 +1,20 @@
+"""Arrival processes: the gaps between successive requests, in seconds."""
+from __future__ import annotations
+
+from pysim.rng import make_rng
+
+
+def poisson_gaps(rate_per_s: float, *, rng=0):
+    """Yield exponential gaps (seconds) forever: a Poisson stream of ``rate_per_s`` arrivals a second.
+
+    >>> import itertools
+    >>> gaps = list(itertools.islice(poisson_gaps(100.0, rng=1), 10_000))
+    >>> round(sum(gaps) / len(gaps), 3)
+    0.01
+    """
+    if not rate_per_s > 0:
+        raise ValueError(f"rate_per_s must be > 0, got {rate_per_s!r}")
+    gen = make_rng(rng)
+    mean = 1.0 / rate_per_s
+    while True:
+        yield gen.exponential(mean)
