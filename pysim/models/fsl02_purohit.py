@@ -7,14 +7,18 @@ file size, ls -l on 5,000 and 50,000 files with a cold cache, and grep
 against the data read. Figure 1 is a diagram.
 
 First principles: every configuration is a count of user/kernel crossings,
-4 KB copies, page-cache operations, in-kernel interpretation steps and
-user-level work per operation. VAN pays a trap per system call and a copy per
-read or write; COSY pays one trap per compound and an interpretation step per
-operation; COSY_FAST also skips the copies through the shared buffer. A
-page cache of the machine's usable memory (LRU) sits over the C model of the
-Ultrastar 73LZX, so Bonnie's gains fall away once the file outgrows memory
-because the disk takes over, and Linux 2.4's synchronous flushing throttles
-writers past its dirty threshold.
+copies, page-cache operations, in-kernel interpretation steps and user-level
+work, written as :class:`pysim.sw.Recipe` objects (one for user mode, one for
+kernel mode) and priced by one :class:`pysim.hw.CpuCostModel` built from the
+Params. The three configurations differ only in how a benchmark's calls are
+counted (:func:`system_calls`, :func:`user_function`, :func:`compound`): VAN
+pays a trap and a user loop step per system call and copies its data; COSY
+pays one trap per compound and an interpretation step per operation; COSY_FAST
+also skips the copies through the shared buffer. A page cache of the
+machine's usable memory (LRU) sits over the C model of the Ultrastar 73LZX,
+so Bonnie's gains fall away once the file outgrows memory because the disk
+takes over, and Linux 2.4's synchronous flushing throttles writers past its
+dirty threshold.
 
 Calibrated (see CALIBRATION): the four getpid costs on Figure 2's end points
 (user at 2 calls, system at 2 and 256, elapsed at 256) and the page-cache
@@ -34,52 +38,68 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pysim.hw import Disk
-from pysim.hw.catalog import ULTRASTAR_73LZX_36GB
-from pysim.models import Fit, require_positive
+from pysim.hw import CpuCostModel, Disk, catalog
+from pysim.models import Fit
+from pysim.params import ModelParams, assumed, calibrated, derived, from_catalog, stated
+from pysim.sw import Recipe
+from pysim.units import MiB, us
 
+MACHINE = catalog.get("Pentium 4 1.7 GHz")
+DISK = MACHINE.disk  # the Ultrastar 73LZX record the machine carries
 CONFIGS = ("VAN", "COSY", "COSY_FAST")
 GETPID_CALLS = (2, 4, 8, 16, 32, 64, 128, 256)
 BONNIE_MB = (4, 8, 16, 32, 64, 128, 256, 512)
 DB_FILE_MB = (16, 32, 64)
 GREP_KB = (128, 256, 512, 1024, 2048)
+LS_FILES = (5000, 50000)
 PAGE = 4096
 PERCENT = 1e2
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(ModelParams):
     """Inputs. Times in microseconds on the 1.7 GHz Pentium 4 under Linux 2.4.20."""
 
-    trap_us: float = 0.75               # assumed: int 0x80 round trip, ~1300 cycles (lmbench-era P4)
-    getpid_body_us: float = 0.05        # assumed: the kernel's getpid work, ~85 cycles
-    uloop_us: float = 0.4376            # CALIBRATED: Figure 2 elapsed improvement at 256 calls
-    build_us: float = 0.4814            # CALIBRATED: Figure 2 user improvement at 2 calls
-    decode_us: float = 0.02009          # CALIBRATED: Figure 2 system improvement at 2 calls
-    cosy_step_us: float = 0.06691       # CALIBRATED: Figure 2 system improvement at 256 calls
-    copy_4k_us: float = 2.0             # assumed: copy_to/from_user of 4 KB at ~2 GB/s, cache-resident
-    pagecache_op_us: float = 0.9207      # CALIBRATED: Figure 4 VAN elapsed (the stated 30 s run)
-    lseek_us: float = 0.1               # assumed: in-kernel lseek work
-    rng_us: float = 0.05                # assumed: one random() call
-    request_bytes: int = 4096           # assumed: the paper does not state the database request size
-    db_operations: int = 6_000_000      # stated §4.3: six million reads and writes, 2:1
-    cache_bytes: int = 100 * 1024 * 1024  # assumed: page cache left by the kernel and daemons of 128 MB
-    dirty_sync_fraction: float = 0.6    # assumed: Linux 2.4 bdflush nfract_sync default (60%)
-    search_us_per_byte: float = 0.001   # assumed: a scan at ~1.7 cycles per byte
-    stat_us: float = 1.0                # assumed: in-kernel stat work on a cached inode
-    stat_copy_us: float = 0.05          # assumed: copying the 64-byte stat structure to the user
-    ls_user_us_per_file: float = 15.0   # assumed: ls -l formatting of one entry
-    dir_entries_per_block: int = 128    # assumed: ext2 entries with ~20-character names per 4 KB block
-    inodes_per_block: int = 32          # derived: ext2's 128-byte inodes in 4 KB blocks
-    context_switch_us: float = 5.0      # assumed: a Linux 2.4 context switch on this CPU
-    timeslice_ms: float = 10.0          # assumed: the 2.4 scheduler's time slice
+    clock_hz: float = from_catalog(MACHINE, "clock_hz")
+    memory_bytes: int = from_catalog(MACHINE, "memory_bytes", ge=PAGE, le=1024 * 1024 * MiB)
+    trap_us: float = assumed(0.75, "int 0x80 round trip, ~1300 cycles (lmbench-era P4)", gt=0, le=100.0)
+    getpid_body_us: float = assumed(0.05, "the kernel's getpid work, ~85 cycles", gt=0, le=10.0)
+    uloop_us: float = calibrated(0.4376, gt=0, le=100.0)
+    build_us: float = calibrated(0.4814, gt=0, le=100.0)
+    decode_us: float = calibrated(0.02009, gt=0, le=100.0)
+    cosy_step_us: float = calibrated(0.06691, gt=0, le=100.0)
+    copy_4k_us: float = assumed(2.0, "copy_to/from_user of 4 KB at ~2 GB/s, cache-resident", gt=0, le=100.0)
+    pagecache_op_us: float = calibrated(0.9207, gt=0, le=100.0)
+    lseek_us: float = assumed(0.1, "in-kernel lseek work", gt=0, le=100.0)
+    rng_us: float = assumed(0.05, "one random() call", gt=0, le=100.0)
+    request_bytes: int = assumed(4096, "the paper does not state the database request size; one page",
+                                 ge=PAGE, le=1024 * 1024)
+    db_operations: int = stated(6_000_000, "§4.3: six million reads and writes, 2:1", ge=1)
+    reserved_bytes: int = assumed(28 * MiB, "memory the page cache cannot use: the kernel, its tables and "
+                                  "free-page reserve, the benchmark", ge=0, le=1024 * 1024 * MiB)
+    dirty_sync_fraction: float = assumed(0.6, "Linux 2.4 bdflush nfract_sync default (60%)", gt=0, le=1)
+    search_us_per_byte: float = assumed(0.001, "a scan at ~1.7 cycles per byte", gt=0, le=1.0)
+    stat_us: float = assumed(1.0, "in-kernel stat work on a cached inode", gt=0, le=100.0)
+    stat_copy_us: float = assumed(0.05, "copying the 64-byte stat structure to the user", gt=0, le=100.0)
+    ls_user_us_per_file: float = assumed(15.0, "ls -l formatting of one entry", gt=0, le=10_000.0)
+    dir_entries_per_block: int = assumed(128, "ext2 entries with ~20-character names per 4 KB block",
+                                         ge=1, le=PAGE)
+    inodes_per_block: int = derived(32, "ext2's 128-byte inodes in 4 KB blocks", ge=1, le=PAGE)
+    context_switch_us: float = assumed(5.0, "a Linux 2.4 context switch on this CPU", gt=0, le=1000.0)
+    timeslice_ms: float = assumed(10.0, "the 2.4 scheduler's time slice", gt=0, le=1000.0)
 
     def __post_init__(self):
-        require_positive(self)
-        if self.dirty_sync_fraction > 1:
-            raise ValueError(f"dirty_sync_fraction must be in (0, 1], got {self.dirty_sync_fraction!r}")
+        super().__post_init__()
         if self.request_bytes % PAGE:
             raise ValueError(f"request_bytes must be a multiple of {PAGE}, got {self.request_bytes!r}")
+        if self.cache_bytes < PAGE:
+            raise ValueError(f"reserved_bytes must leave at least a page of memory_bytes ({self.memory_bytes}) "
+                             f"to the page cache, got {self.reserved_bytes!r}")
+
+    @property
+    def cache_bytes(self) -> int:
+        """The page cache: the machine's memory less what the kernel and the benchmark keep."""
+        return self.memory_bytes - self.reserved_bytes
 
 
 CALIBRATION = (
@@ -91,28 +111,96 @@ CALIBRATION = (
 )
 
 
+# --- counting: recipes for user and kernel mode, priced on one CPU ------------------------
+
+@dataclass(frozen=True)
+class Work:
+    """What a piece of a benchmark costs, as operation counts in user mode and in kernel mode."""
+
+    user: Recipe = Recipe()
+    system: Recipe = Recipe()
+
+    def __add__(self, other: "Work") -> "Work":
+        return Work(self.user + other.user, self.system + other.system)
+
+    def __mul__(self, k: float) -> "Work":
+        return Work(self.user * k, self.system * k)
+
+    __rmul__ = __mul__
+
+    def seconds(self, cpu: CpuCostModel) -> tuple:
+        """(user, system) seconds on ``cpu``."""
+        return self.user.seconds(cpu), self.system.seconds(cpu)
+
+
+def ops(**counts) -> Recipe:
+    """A recipe of fixed-cost operations: ``ops(trap=1, page_cache=2)``."""
+    return Recipe(ops=counts)
+
+
+def copied(nbytes: float) -> Recipe:
+    """Bytes copied between a user buffer and the kernel (copy_to_user / copy_from_user)."""
+    return Recipe(nbytes={"copy": nbytes})
+
+
+def cost_model(p: Params) -> CpuCostModel:
+    """The price of every counted operation on the Pentium 4, from the Params."""
+    fixed = {"trap": p.trap_us, "getpid": p.getpid_body_us, "loop_step": p.uloop_us, "build_op": p.build_us,
+             "decode_op": p.decode_us, "cosy_step": p.cosy_step_us, "page_cache": p.pagecache_op_us,
+             "lseek": p.lseek_us, "random": p.rng_us, "stat": p.stat_us, "stat_copy": p.stat_copy_us,
+             "ls_format": p.ls_user_us_per_file, "context_switch": p.context_switch_us}
+    per_byte = {"copy": p.copy_4k_us / PAGE, "search": p.search_us_per_byte}
+    return CpuCostModel(p.clock_hz, {k: v * us for k, v in fixed.items()},
+                        {k: v * us for k, v in per_byte.items()})
+
+
+def system_calls(cfg: str, n: float, kernel: Recipe, data: Recipe = Recipe()) -> Work:
+    """``n`` system calls that each do ``kernel`` work and move ``data`` across the boundary.
+
+    VAN issues each from a user loop and traps; the Cosy configurations run it
+    as one interpreted operation of a compound; COSY_FAST leaves the data in
+    the shared buffer, so its copy is skipped.
+    """
+    if cfg == "VAN":
+        return Work(ops(loop_step=n), (ops(trap=1) + kernel + data) * n)
+    moved = kernel if cfg == "COSY_FAST" else kernel + data
+    return Work(Recipe(), (ops(cosy_step=1) + moved) * n)
+
+
+def user_function(cfg: str, n: float, work: Recipe, steps: float = 1) -> Work:
+    """``n`` calls of a user function (a random number, a search): in user mode under VAN,
+    in the kernel under Cosy, with ``steps`` interpretation steps each."""
+    if cfg == "VAN":
+        return Work(work * n, Recipe())
+    return Work(Recipe(), (ops(cosy_step=steps) + work) * n)
+
+
+def compound(cfg: str, built_ops: int, decoded_ops: int) -> Work:
+    """One compound: built in user space, one trap into cosy_run, decoded once. VAN has none."""
+    if cfg == "VAN":
+        return Work()
+    return Work(ops(build_op=built_ops), ops(trap=1, decode_op=decoded_ops))
+
+
 def _pct(van, other):
     return PERCENT * (van - other) / van
 
 
 # --- Figure 2: getpid --------------------------------------------------------------
 
-def getpid_times(p: Params, n: int) -> dict:
-    """User and system microseconds of n getpid calls, VAN and COSY."""
-    van_user, van_sys = n * p.uloop_us, n * (p.trap_us + p.getpid_body_us)
-    # two operations (a for loop and getpid) built in user space, decoded once in the kernel
-    cosy_user = 2 * p.build_us
-    cosy_sys = p.trap_us + 2 * p.decode_us + n * (p.cosy_step_us + p.getpid_body_us)
-    return {"VAN": (van_user, van_sys), "COSY": (cosy_user, cosy_sys)}
+def getpid_work(cfg: str, n: int) -> Work:
+    """n getpid calls: a plain loop (VAN) or one compound of a for loop and getpid (COSY)."""
+    return compound(cfg, 2, 2) + system_calls(cfg, n, ops(getpid=1))
 
 
 def figure2(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     """Percentage improvement of COSY over VAN for n getpid calls: elapsed, system, user."""
     p = params or Params()
+    cpu = cost_model(p)
     rows = []
     for n in GETPID_CALLS:
-        t = getpid_times(p, n)
-        (vu, vs), (cu, cs) = t["VAN"], t["COSY"]
+        vu, vs = getpid_work("VAN", n).seconds(cpu)
+        cu, cs = getpid_work("COSY", n).seconds(cpu)
         rows.append({"calls": str(n), "elapsed_improvement_pct": _pct(vu + vs, cu + cs),
                      "system_improvement_pct": _pct(vs, cs), "user_improvement_pct": _pct(vu, cu)})
     return pd.DataFrame(rows).set_index("calls")
@@ -120,29 +208,31 @@ def figure2(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
 
 # --- Figures 3 and 4: the database ---------------------------------------------------
 
+def database_iteration(cfg: str, p: Params) -> Work:
+    """One iteration: draw an offset, seek, read, and every other iteration write (2:1)."""
+    pages = p.request_bytes // PAGE
+    request = ops(page_cache=pages)
+    return (user_function(cfg, 1, ops(random=1))
+            + system_calls(cfg, 1, ops(lseek=1))
+            + system_calls(cfg, 1, request, copied(p.request_bytes))
+            + system_calls(cfg, 0.5, request, copied(p.request_bytes)))
+
+
 def database_times(p: Params, processes: int = 1) -> pd.DataFrame:
     """Seconds of user, system and elapsed time for the six million operations, per configuration.
 
-    An iteration draws an offset, seeks, reads, and every other iteration writes
-    (2:1 reads to writes). The file fits in memory, so the run is CPU-bound and
-    processes only share the one CPU (plus a context switch per time slice).
+    The file fits in memory, so the run is CPU-bound and processes only share
+    the one CPU (plus a context switch per time slice).
     """
+    cpu = cost_model(p)
     iterations = p.db_operations / 1.5
-    copies = p.request_bytes / PAGE * p.copy_4k_us
-    pc = p.request_bytes / PAGE * p.pagecache_op_us
-    kernel_work = p.lseek_us + pc + 0.5 * pc  # seek, read, half a write
     out = {}
     for cfg in CONFIGS:
-        if cfg == "VAN":  # each call: a user loop step and a trap; the data copied each way
-            user = p.rng_us + 2.5 * p.uloop_us
-            system = 2.5 * p.trap_us + kernel_work + 1.5 * copies
-        else:  # one compound: rng, lseek, read, (write) interpreted in the kernel
-            user = 0.0
-            system = p.rng_us + 3.5 * p.cosy_step_us + kernel_work + (0 if cfg == "COSY_FAST" else 1.5 * copies)
-        busy_us = (user + system) * iterations
-        switches_us = 0.0 if processes == 1 else busy_us / (p.timeslice_ms * 1000) * p.context_switch_us
-        out[cfg] = {"user_s": user * iterations * 1e-6, "system_s": (system * iterations + switches_us) * 1e-6}
-        out[cfg]["elapsed_s"] = out[cfg]["user_s"] + out[cfg]["system_s"]
+        user, system = (database_iteration(cfg, p) * iterations).seconds(cpu)
+        if processes > 1:
+            slices = (user + system) / (p.timeslice_ms * 1e-3)
+            system += ops(context_switch=slices).seconds(cpu)
+        out[cfg] = {"user_s": user, "system_s": system, "elapsed_s": user + system}
     df = pd.DataFrame(out).T
     df.index.name = "config"
     return df
@@ -185,7 +275,7 @@ def database_processes(params: Params | None = None) -> pd.DataFrame:
 
 def _sequential_bandwidth() -> float:
     """Bytes per second of large sequential transfers on the disk model (for writeback and misses)."""
-    disk = Disk(ULTRASTAR_73LZX_36GB)
+    disk = Disk(DISK)
     sectors, n = 256, 400  # 128 KB requests, back to back, from the outer zone
     lba = np.arange(n, dtype=np.uint64) * sectors
     r = disk.run(np.zeros(n), lba, np.full(n, sectors))
@@ -199,8 +289,23 @@ def _lru_misses(pages: int, cache_pages: int, resident: int) -> int:
     return pages  # a sequential scan larger than an LRU cache misses on every page
 
 
+def bonnie_work(cfg: str, phase: str) -> Work:
+    """CPU work per 4 KB block of one Bonnie phase."""
+    block = ops(page_cache=1)
+    if phase in ("fastwrite", "fastread"):  # one block write (new data) or read per block
+        return system_calls(cfg, 1, block, copied(PAGE))
+    # rewrite: read the block, seek back, write it; the data never leaves the shared buffer
+    return (system_calls(cfg, 1, block, copied(PAGE)) + system_calls(cfg, 1, ops(lseek=1))
+            + system_calls(cfg, 1, block, copied(PAGE)))
+
+
+#: The two configurations the paper compares in each Bonnie phase (§4.3).
+BONNIE_CONFIGS = {"fastwrite": ("VAN", "COSY"), "rewrite": ("VAN", "COSY_FAST"), "fastread": ("VAN", "COSY_FAST")}
+
+
 def bonnie_phase_times(p: Params, size_bytes: int, bandwidth: float) -> dict:
     """Elapsed seconds of each modified phase, VAN and Cosy, for one file size."""
+    cpu = cost_model(p)
     pages = size_bytes // PAGE
     cache_pages = p.cache_bytes // PAGE
     dirty_limit = p.dirty_sync_fraction * p.cache_bytes
@@ -209,24 +314,13 @@ def bonnie_phase_times(p: Params, size_bytes: int, bandwidth: float) -> dict:
     def throttled_writeback(nbytes):  # writers stall for what exceeds the synchronous-flush threshold
         return max(0.0, nbytes - dirty_limit) / bandwidth
 
-    us = 1e-6
-    out = {}
-    # fastwrite: block writes of new data; no copy can be saved (VAN vs COSY)
-    cpu_van = pages * (p.uloop_us + p.trap_us + p.copy_4k_us + p.pagecache_op_us) * us
-    cpu_cosy = pages * (p.cosy_step_us + p.copy_4k_us + p.pagecache_op_us) * us
-    io = throttled_writeback(size_bytes)
-    out["fastwrite"] = (cpu_van + io, cpu_cosy + io)
-    # rewrite: read a chunk, seek back, write it (VAN vs COSY_FAST, which skips both copies)
     misses = _lru_misses(pages, cache_pages, resident=min(pages, cache_pages))
-    io = misses * io_page + throttled_writeback(size_bytes)
-    cpu_van = pages * (3 * (p.uloop_us + p.trap_us) + p.lseek_us + 2 * p.copy_4k_us + 2 * p.pagecache_op_us) * us
-    cpu_fast = pages * (3 * p.cosy_step_us + p.lseek_us + 2 * p.pagecache_op_us) * us
-    out["rewrite"] = (cpu_van + io, cpu_fast + io)
-    # fastread: sequential block reads (VAN vs COSY_FAST, which skips the copy to the user)
-    io = _lru_misses(pages, cache_pages, resident=min(pages, cache_pages)) * io_page
-    cpu_van = pages * (p.uloop_us + p.trap_us + p.copy_4k_us + p.pagecache_op_us) * us
-    cpu_fast = pages * (p.cosy_step_us + p.pagecache_op_us) * us
-    out["fastread"] = (cpu_van + io, cpu_fast + io)
+    io = {"fastwrite": throttled_writeback(size_bytes),
+          "rewrite": misses * io_page + throttled_writeback(size_bytes),
+          "fastread": misses * io_page}
+    out = {}
+    for phase, cfgs in BONNIE_CONFIGS.items():
+        out[phase] = tuple(sum((bonnie_work(cfg, phase) * pages).seconds(cpu)) + io[phase] for cfg in cfgs)
     return out
 
 
@@ -236,7 +330,7 @@ def figure5(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
     bw = _sequential_bandwidth()
     rows = []
     for mb in BONNIE_MB:
-        t = bonnie_phase_times(p, mb * 1024 * 1024, bw)
+        t = bonnie_phase_times(p, mb * MiB, bw)
         rows.append({"file_MB": str(mb), **{f"{phase}_pct": _pct(*t[phase])
                                             for phase in ("fastread", "rewrite", "fastwrite")}})
     return pd.DataFrame(rows).set_index("file_MB")
@@ -244,37 +338,39 @@ def figure5(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
 
 # --- Figure 6: ls -l, cold cache ---------------------------------------------------------
 
-def ls_times(p: Params, files: int, bandwidth: float) -> dict:
-    """Elapsed, system and user seconds of ls -l over `files` entries with a cold cache."""
-    disk = Disk(ULTRASTAR_73LZX_36GB)
-    # directory blocks, then inode-table blocks; each a cold 4 KB read near the last one
+def ls_work(cfg: str, p: Params, files: int) -> Work:
+    """getdents per directory block and a stat per entry, then the same formatting in user space."""
+    getdents = -(-files // p.dir_entries_per_block)
+    return (system_calls(cfg, getdents, ops(page_cache=1))
+            + system_calls(cfg, files, ops(stat=1), ops(stat_copy=1))
+            + Work(user=ops(ls_format=files)))
+
+
+def _ls_disk_seconds(p: Params, files: int) -> float:
+    """Cold reads of the directory blocks and the inode-table blocks, a short seek apart."""
+    disk = Disk(DISK)
     blocks = -(-files // p.dir_entries_per_block) + -(-files // p.inodes_per_block)
     lba = np.arange(blocks, dtype=np.uint64) * 64  # ext2 block groups spread them: a short seek each
-    io = float(disk.run(np.zeros(blocks), lba, np.full(blocks, 8))["finish_s"].iloc[-1])
-    getdents = -(-files // p.dir_entries_per_block)
-    us = 1e-6
-    user = files * p.ls_user_us_per_file * us  # the same formatting for every configuration
-    kernel = files * p.stat_us + getdents * p.pagecache_op_us
+    return float(disk.run(np.zeros(blocks), lba, np.full(blocks, 8))["finish_s"].iloc[-1])
+
+
+def ls_times(p: Params, files: int) -> dict:
+    """Elapsed, system and user seconds of ls -l over `files` entries with a cold cache."""
+    cpu = cost_model(p)
+    io = _ls_disk_seconds(p, files)
     out = {}
     for cfg in CONFIGS:
-        if cfg == "VAN":
-            sys_ = kernel + (files + getdents) * p.trap_us + files * p.stat_copy_us
-            usr = user + (files + getdents) * p.uloop_us * us
-        else:
-            steps = (files + getdents) * p.cosy_step_us
-            sys_ = kernel + steps + (files * p.stat_copy_us if cfg == "COSY" else 0.0)
-            usr = user
-        out[cfg] = {"elapsed_s": usr + sys_ * us + io, "system_s": sys_ * us, "user_s": usr}
+        user, system = ls_work(cfg, p, files).seconds(cpu)
+        out[cfg] = {"elapsed_s": user + system + io, "system_s": system, "user_s": user}
     return out
 
 
 def figure6(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     """ls -l with a cold cache: seconds per configuration and the elapsed improvement over VAN."""
     p = params or Params()
-    bw = _sequential_bandwidth()
     rows = []
-    for files in (5000, 50000):
-        t = ls_times(p, files, bw)
+    for files in LS_FILES:
+        t = ls_times(p, files)
         for cfg in CONFIGS:
             rows.append({"files / config": f"{files} / {cfg}", **t[cfg],
                          "elapsed_improvement_pct": _pct(t["VAN"]["elapsed_s"], t[cfg]["elapsed_s"])})
@@ -283,23 +379,31 @@ def figure6(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
 
 # --- Figure 7: grep -------------------------------------------------------------------------
 
+def grep_work(cfg: str, files: int) -> Work:
+    """grep over 8 KB files: open, two 4 KB reads and the read at EOF per file, a search per chunk.
+
+    The compound holds the for loop over files and the loop over chunks; the
+    search function runs in the kernel under Cosy.
+    """
+    chunks = files * 2
+    return (compound(cfg, 2, 0)
+            + system_calls(cfg, files, Recipe())            # open
+            + system_calls(cfg, files, Recipe())            # the read that finds EOF
+            + system_calls(cfg, chunks, ops(page_cache=1), copied(PAGE))
+            + user_function(cfg, chunks, Recipe(nbytes={"search": PAGE}), steps=0))
+
+
 def figure7(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     """grep over 8 KB files (cached): elapsed improvement (%) of COSY and COSY_FAST, and the system-time shift."""
     p = params or Params()
+    cpu = cost_model(p)
     rows = []
     for kb in GREP_KB:
-        files = kb // 8
-        chunks = files * 2
-        search = chunks * PAGE * p.search_us_per_byte
-        calls = files * 4  # open, two reads, the read at EOF (close is paid by both)
-        van_sys = calls * p.trap_us + chunks * (p.copy_4k_us + p.pagecache_op_us)
-        van_user = calls * p.uloop_us + search
-        steps = calls * p.cosy_step_us
-        cosy_sys = p.trap_us + steps + chunks * (p.copy_4k_us + p.pagecache_op_us) + search
-        fast_sys = p.trap_us + steps + chunks * p.pagecache_op_us + search
-        van = van_sys + van_user
-        rows.append({"data_KB": str(kb), "COSY_elapsed_pct": _pct(van, cosy_sys + 2 * p.build_us),
-                     "COSY_FAST_elapsed_pct": _pct(van, fast_sys + 2 * p.build_us),
-                     "VAN_system_us": van_sys, "COSY_system_us": cosy_sys,
-                     "VAN_user_us": van_user, "COSY_user_us": 2 * p.build_us})
+        t = {cfg: grep_work(cfg, kb // 8).seconds(cpu) for cfg in CONFIGS}
+        van = sum(t["VAN"])
+        rows.append({"data_KB": str(kb),
+                     "COSY_elapsed_pct": _pct(van, sum(t["COSY"])),
+                     "COSY_FAST_elapsed_pct": _pct(van, sum(t["COSY_FAST"])),
+                     "VAN_system_us": t["VAN"][1] / us, "COSY_system_us": t["COSY"][1] / us,
+                     "VAN_user_us": t["VAN"][0] / us, "COSY_user_us": t["COSY"][0] / us})
     return pd.DataFrame(rows).set_index("data_KB")

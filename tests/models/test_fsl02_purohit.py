@@ -44,7 +44,7 @@ def test_bonnie_gains_fall_away_past_the_page_cache():
     f5 = m.figure5(P)
     small, big = f5.loc["32"], f5.loc["512"]
     assert (big < small / 4).all()
-    bigger = m.figure5(dataclasses.replace(P, cache_bytes=600 * 1024 * 1024))
+    bigger = m.figure5(dataclasses.replace(P, memory_bytes=628 * 1024 * 1024))
     assert bigger.loc["256", "fastread_pct"] > 50 > f5.loc["256", "fastread_pct"]  # the knee moved right
 
 
