@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from pysim.hw import CpuCostModel, Disk, catalog
-from pysim.models import Fit
+from pysim.models import Counterfactual, Fit
 from pysim.params import ModelParams, assumed, calibrated, derived, from_catalog, stated
 from pysim.sw import Recipe
 from pysim.units import MiB, us
@@ -53,7 +53,7 @@ DB_FILE_MB = (16, 32, 64)
 GREP_KB = (128, 256, 512, 1024, 2048)
 LS_FILES = (5000, 50000)
 PAGE = 4096
-PERCENT = 1e2
+PERCENT = 10 ** 2  # per cent
 
 
 @dataclass(frozen=True)
@@ -62,16 +62,16 @@ class Params(ModelParams):
 
     clock_hz: float = from_catalog(MACHINE, "clock_hz")
     memory_bytes: int = from_catalog(MACHINE, "memory_bytes", ge=PAGE, le=1024 * 1024 * MiB)
-    trap_us: float = assumed(0.75, "int 0x80 round trip, ~1300 cycles (lmbench-era P4)", gt=0, le=100.0)
+    trap_us: float = assumed(0.75, "int 0x80 round trip, ~1300 cycles (lmbench-era P4)", gt=0, le=1e3)
     getpid_body_us: float = assumed(0.05, "the kernel's getpid work, ~85 cycles", gt=0, le=10.0)
-    uloop_us: float = calibrated(0.4376, gt=0, le=100.0)
-    build_us: float = calibrated(0.4814, gt=0, le=100.0)
-    decode_us: float = calibrated(0.02009, gt=0, le=100.0)
-    cosy_step_us: float = calibrated(0.06691, gt=0, le=100.0)
-    copy_4k_us: float = assumed(2.0, "copy_to/from_user of 4 KB at ~2 GB/s, cache-resident", gt=0, le=100.0)
-    pagecache_op_us: float = calibrated(0.9207, gt=0, le=100.0)
-    lseek_us: float = assumed(0.1, "in-kernel lseek work", gt=0, le=100.0)
-    rng_us: float = assumed(0.05, "one random() call", gt=0, le=100.0)
+    uloop_us: float = calibrated(0.4376, gt=0, le=1e3)
+    build_us: float = calibrated(0.4814, gt=0, le=1e3)
+    decode_us: float = calibrated(0.02009, gt=0, le=1e3)
+    cosy_step_us: float = calibrated(0.06691, gt=0, le=1e3)
+    copy_4k_us: float = assumed(2.0, "copy_to/from_user of 4 KB at ~2 GB/s, cache-resident", gt=0, le=1e3)
+    pagecache_op_us: float = calibrated(0.9207, gt=0, le=1e3)
+    lseek_us: float = assumed(0.1, "in-kernel lseek work", gt=0, le=1e3)
+    rng_us: float = assumed(0.05, "one random() call", gt=0, le=1e3)
     request_bytes: int = assumed(4096, "the paper does not state the database request size; one page",
                                  ge=PAGE, le=1024 * 1024)
     db_operations: int = stated(6_000_000, "§4.3: six million reads and writes, 2:1", ge=1)
@@ -79,14 +79,16 @@ class Params(ModelParams):
                                   "free-page reserve, the benchmark", ge=0, le=1024 * 1024 * MiB)
     dirty_sync_fraction: float = assumed(0.6, "Linux 2.4 bdflush nfract_sync default (60%)", gt=0, le=1)
     search_us_per_byte: float = assumed(0.001, "a scan at ~1.7 cycles per byte", gt=0, le=1.0)
-    stat_us: float = assumed(1.0, "in-kernel stat work on a cached inode", gt=0, le=100.0)
-    stat_copy_us: float = assumed(0.05, "copying the 64-byte stat structure to the user", gt=0, le=100.0)
+    stat_us: float = assumed(1.0, "in-kernel stat work on a cached inode", gt=0, le=1e3)
+    stat_copy_us: float = assumed(0.05, "copying the 64-byte stat structure to the user", gt=0, le=1e3)
     ls_user_us_per_file: float = assumed(15.0, "ls -l formatting of one entry", gt=0, le=10_000.0)
     dir_entries_per_block: int = assumed(128, "ext2 entries with ~20-character names per 4 KB block",
                                          ge=1, le=PAGE)
     inodes_per_block: int = derived(32, "ext2's 128-byte inodes in 4 KB blocks", ge=1, le=PAGE)
     context_switch_us: float = assumed(5.0, "a Linux 2.4 context switch on this CPU", gt=0, le=1000.0)
     timeslice_ms: float = assumed(10.0, "the 2.4 scheduler's time slice", gt=0, le=1000.0)
+    composition: bool = stated(True, "§2.4: cosy_run executes every operation of a compound in one call")
+    zero_copy: bool = stated(True, "§2.5: a read into the shared buffer skips copy_to_user")
 
     def __post_init__(self):
         super().__post_init__()
@@ -111,7 +113,32 @@ CALIBRATION = (
 )
 
 
+COUNTERFACTUALS = (
+    Counterfactual("no-composition", {"composition": False},
+                   "the Cosy programs pay VAN's costs: a trap and a user loop step per system call, "
+                   "user functions in user mode"),
+    Counterfactual("no-zero-copy", {"zero_copy": False}, "COSY_FAST copies its data like COSY"),
+    Counterfactual("memory-larger-than-every-file", {"memory_bytes": 1024 * MiB},
+                   "a page cache larger than the largest (512 MB) Bonnie file"),
+)
+
+
 # --- counting: recipes for user and kernel mode, priced on one CPU ------------------------
+
+@dataclass(frozen=True)
+class Config:
+    """How a configuration runs a benchmark's calls: inside one compound or not, copying or not."""
+
+    name: str
+    in_kernel: bool  # the calls run as operations of a compound inside cosy_run
+    zero_copy: bool  # reads leave their data in the shared buffer
+
+
+def configs(p: "Params") -> dict:
+    """VAN, COSY and COSY_FAST as the Params' switches make them."""
+    return {"VAN": Config("VAN", False, False), "COSY": Config("COSY", p.composition, False),
+            "COSY_FAST": Config("COSY_FAST", p.composition, p.zero_copy)}
+
 
 @dataclass(frozen=True)
 class Work:
@@ -154,30 +181,30 @@ def cost_model(p: Params) -> CpuCostModel:
                         {k: v * us for k, v in per_byte.items()})
 
 
-def system_calls(cfg: str, n: float, kernel: Recipe, data: Recipe = Recipe()) -> Work:
+def system_calls(cfg: Config, n: float, kernel: Recipe, data: Recipe = Recipe()) -> Work:
     """``n`` system calls that each do ``kernel`` work and move ``data`` across the boundary.
 
-    VAN issues each from a user loop and traps; the Cosy configurations run it
-    as one interpreted operation of a compound; COSY_FAST leaves the data in
-    the shared buffer, so its copy is skipped.
+    Outside a compound each is issued from a user loop and traps; inside one
+    it is an interpreted operation of cosy_run; with zero copy the data stays
+    in the shared buffer and its copy is skipped.
     """
-    if cfg == "VAN":
-        return Work(ops(loop_step=n), (ops(trap=1) + kernel + data) * n)
-    moved = kernel if cfg == "COSY_FAST" else kernel + data
+    moved = kernel if cfg.zero_copy else kernel + data
+    if not cfg.in_kernel:
+        return Work(ops(loop_step=n), (ops(trap=1) + moved) * n)
     return Work(Recipe(), (ops(cosy_step=1) + moved) * n)
 
 
-def user_function(cfg: str, n: float, work: Recipe, steps: float = 1) -> Work:
-    """``n`` calls of a user function (a random number, a search): in user mode under VAN,
-    in the kernel under Cosy, with ``steps`` interpretation steps each."""
-    if cfg == "VAN":
+def user_function(cfg: Config, n: float, work: Recipe, steps: float = 1) -> Work:
+    """``n`` calls of a user function (a random number, a search): in user mode outside a
+    compound, in the kernel inside one, with ``steps`` interpretation steps each."""
+    if not cfg.in_kernel:
         return Work(work * n, Recipe())
     return Work(Recipe(), (ops(cosy_step=steps) + work) * n)
 
 
-def compound(cfg: str, built_ops: int, decoded_ops: int) -> Work:
+def compound(cfg: Config, built_ops: int, decoded_ops: int) -> Work:
     """One compound: built in user space, one trap into cosy_run, decoded once. VAN has none."""
-    if cfg == "VAN":
+    if not cfg.in_kernel:
         return Work()
     return Work(ops(build_op=built_ops), ops(trap=1, decode_op=decoded_ops))
 
@@ -188,7 +215,7 @@ def _pct(van, other):
 
 # --- Figure 2: getpid --------------------------------------------------------------
 
-def getpid_work(cfg: str, n: int) -> Work:
+def getpid_work(cfg: Config, n: int) -> Work:
     """n getpid calls: a plain loop (VAN) or one compound of a for loop and getpid (COSY)."""
     return compound(cfg, 2, 2) + system_calls(cfg, n, ops(getpid=1))
 
@@ -198,9 +225,10 @@ def figure2(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
     p = params or Params()
     cpu = cost_model(p)
     rows = []
+    cfg = configs(p)
     for n in GETPID_CALLS:
-        vu, vs = getpid_work("VAN", n).seconds(cpu)
-        cu, cs = getpid_work("COSY", n).seconds(cpu)
+        vu, vs = getpid_work(cfg["VAN"], n).seconds(cpu)
+        cu, cs = getpid_work(cfg["COSY"], n).seconds(cpu)
         rows.append({"calls": str(n), "elapsed_improvement_pct": _pct(vu + vs, cu + cs),
                      "system_improvement_pct": _pct(vs, cs), "user_improvement_pct": _pct(vu, cu)})
     return pd.DataFrame(rows).set_index("calls")
@@ -208,7 +236,7 @@ def figure2(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
 
 # --- Figures 3 and 4: the database ---------------------------------------------------
 
-def database_iteration(cfg: str, p: Params) -> Work:
+def database_iteration(cfg: Config, p: Params) -> Work:
     """One iteration: draw an offset, seek, read, and every other iteration write (2:1)."""
     pages = p.request_bytes // PAGE
     request = ops(page_cache=pages)
@@ -227,12 +255,12 @@ def database_times(p: Params, processes: int = 1) -> pd.DataFrame:
     cpu = cost_model(p)
     iterations = p.db_operations / 1.5
     out = {}
-    for cfg in CONFIGS:
+    for name, cfg in configs(p).items():
         user, system = (database_iteration(cfg, p) * iterations).seconds(cpu)
         if processes > 1:
             slices = (user + system) / (p.timeslice_ms * 1e-3)
             system += ops(context_switch=slices).seconds(cpu)
-        out[cfg] = {"user_s": user, "system_s": system, "elapsed_s": user + system}
+        out[name] = {"user_s": user, "system_s": system, "elapsed_s": user + system}
     df = pd.DataFrame(out).T
     df.index.name = "config"
     return df
@@ -256,8 +284,11 @@ def figure3(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
 
 
 def figure4(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """Database: absolute seconds (elapsed, system, user) per configuration, one process."""
-    return database_times(params or Params())
+    """Database: absolute seconds (user, system, elapsed) per configuration, one process, and how
+    many seconds of elapsed time each configuration saves against VAN and against COSY."""
+    t = database_times(params or Params())
+    return t.assign(faster_than_VAN_s=t.loc["VAN", "elapsed_s"] - t["elapsed_s"],
+                    faster_than_COSY_s=t.loc["COSY", "elapsed_s"] - t["elapsed_s"])
 
 
 def database_processes(params: Params | None = None) -> pd.DataFrame:
@@ -289,7 +320,7 @@ def _lru_misses(pages: int, cache_pages: int, resident: int) -> int:
     return pages  # a sequential scan larger than an LRU cache misses on every page
 
 
-def bonnie_work(cfg: str, phase: str) -> Work:
+def bonnie_work(cfg: Config, phase: str) -> Work:
     """CPU work per 4 KB block of one Bonnie phase."""
     block = ops(page_cache=1)
     if phase in ("fastwrite", "fastread"):  # one block write (new data) or read per block
@@ -318,9 +349,10 @@ def bonnie_phase_times(p: Params, size_bytes: int, bandwidth: float) -> dict:
     io = {"fastwrite": throttled_writeback(size_bytes),
           "rewrite": misses * io_page + throttled_writeback(size_bytes),
           "fastread": misses * io_page}
+    cfg = configs(p)
     out = {}
-    for phase, cfgs in BONNIE_CONFIGS.items():
-        out[phase] = tuple(sum((bonnie_work(cfg, phase) * pages).seconds(cpu)) + io[phase] for cfg in cfgs)
+    for phase, names in BONNIE_CONFIGS.items():
+        out[phase] = tuple(sum((bonnie_work(cfg[n], phase) * pages).seconds(cpu)) + io[phase] for n in names)
     return out
 
 
@@ -338,7 +370,7 @@ def figure5(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
 
 # --- Figure 6: ls -l, cold cache ---------------------------------------------------------
 
-def ls_work(cfg: str, p: Params, files: int) -> Work:
+def ls_work(cfg: Config, p: Params, files: int) -> Work:
     """getdents per directory block and a stat per entry, then the same formatting in user space."""
     getdents = -(-files // p.dir_entries_per_block)
     return (system_calls(cfg, getdents, ops(page_cache=1))
@@ -359,9 +391,9 @@ def ls_times(p: Params, files: int) -> dict:
     cpu = cost_model(p)
     io = _ls_disk_seconds(p, files)
     out = {}
-    for cfg in CONFIGS:
+    for name, cfg in configs(p).items():
         user, system = ls_work(cfg, p, files).seconds(cpu)
-        out[cfg] = {"elapsed_s": user + system + io, "system_s": system, "user_s": user}
+        out[name] = {"elapsed_s": user + system + io, "system_s": system, "user_s": user}
     return out
 
 
@@ -379,7 +411,7 @@ def figure6(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
 
 # --- Figure 7: grep -------------------------------------------------------------------------
 
-def grep_work(cfg: str, files: int) -> Work:
+def grep_work(cfg: Config, files: int) -> Work:
     """grep over 8 KB files: open, two 4 KB reads and the read at EOF per file, a search per chunk.
 
     The compound holds the for loop over files and the loop over chunks; the
@@ -399,7 +431,7 @@ def figure7(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
     cpu = cost_model(p)
     rows = []
     for kb in GREP_KB:
-        t = {cfg: grep_work(cfg, kb // 8).seconds(cpu) for cfg in CONFIGS}
+        t = {name: grep_work(cfg, kb // 8).seconds(cpu) for name, cfg in configs(p).items()}
         van = sum(t["VAN"])
         rows.append({"data_KB": str(kb),
                      "COSY_elapsed_pct": _pct(van, sum(t["COSY"])),
@@ -407,3 +439,44 @@ def figure7(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
                      "VAN_system_us": t["VAN"][1] / us, "COSY_system_us": t["COSY"][1] / us,
                      "VAN_user_us": t["VAN"][0] / us, "COSY_user_us": t["COSY"][0] / us})
     return pd.DataFrame(rows).set_index("data_KB")
+
+
+# --- for the notebook: the setup, the counts, then and now -------------------------------------
+
+def setup_table() -> pd.DataFrame:
+    """The machine and disk of §4.1 as the catalog records them, with each value's source."""
+    rows = [("CPU", f"{MACHINE.cpu}, {MACHINE.clock_hz / 1e9:.1f} GHz", MACHINE.sources["clock_hz"]),
+            ("memory", f"{MACHINE.memory_bytes // MiB} MB", MACHINE.sources["memory_bytes"]),
+            ("caches", ", ".join(f"{c.name} {c.size_bytes // 1024} KB" for c in MACHINE.caches),
+             MACHINE.sources["caches"]),
+            ("disk", f"{DISK.name}, {DISK.rpm:.0f} rpm", DISK.sources["rpm"]),
+            ("average seek", f"{DISK.average_seek_s * 1e3:.1f} ms", DISK.sources["average_seek_s"]),
+            ("command overhead", f"{DISK.overhead_s * 1e3:.1f} ms", DISK.sources["overhead_s"])]
+    return pd.DataFrame(rows, columns=["item", "value", "source"]).set_index("item")
+
+
+def database_counts(params: Params | None = None) -> pd.DataFrame:
+    """The operations one database iteration counts in each configuration, by mode."""
+    p = params or Params()
+    out = {}
+    for name, cfg in configs(p).items():
+        w = database_iteration(cfg, p)
+        counts = {("user", op): n for op, n in w.user.ops.items()}
+        counts.update({("system", op): n for op, n in w.system.ops.items()})
+        counts.update({("system", f"{op} (bytes)"): n for op, n in w.system.nbytes.items()})
+        out[name] = counts
+    df = pd.DataFrame(out).fillna(0.0)
+    df.index.names = ["mode", "operation"]
+    return df
+
+
+def then_and_now(syscall_s: float, copy_bytes_per_s: float, params: Params | None = None) -> pd.DataFrame:
+    """A crossing and a 4 KB copy as the model prices them on the 2002 Pentium 4, beside the same
+    measured on this machine (a system call, a memcpy at the measured bandwidth)."""
+    cpu = cost_model(params or Params())
+    then = {"crossing (trap and user loop step), us": ops(trap=1, loop_step=1).seconds(cpu) / us,
+            "4 KB copy, us": copied(PAGE).seconds(cpu) / us}
+    now = {"crossing (trap and user loop step), us": syscall_s / us, "4 KB copy, us": PAGE / copy_bytes_per_s / us}
+    df = pd.DataFrame({"Pentium 4, 2002 (model)": then, "this machine": now})
+    df.loc["copy / crossing"] = df.iloc[1] / df.iloc[0]
+    return df

@@ -1,65 +1,116 @@
-"""Mechanism checks of the Cosy cost model (fsl02_purohit)."""
+"""Mechanism checks of the Cosy cost model (fsl02_purohit): hand counts, an LRU peer, the disk's media rate."""
 import dataclasses
+from collections import OrderedDict
 
 import pytest
 
 from pysim.models import fsl02_purohit as m
 
 P = m.Params()
+US = 1e-6
 
 
-def test_getpid_improvement_grows_with_calls_and_user_crosses_over_near_build_cost():
+def test_getpid_matches_a_hand_count_of_crossings_and_steps():
+    """VAN: n x (loop step, trap, getpid). COSY: two ops built, one trap, two decoded, n x (step, getpid)."""
     f2 = m.figure2(P)
-    assert list(f2.index) == [str(n) for n in m.GETPID_CALLS]
-    for col in f2.columns:
-        assert f2[col].is_monotonic_increasing
-    crossover = 2 * P.build_us / P.uloop_us  # COSY's fixed user cost equals VAN's per-call cost times n
-    assert 2 < crossover < 3
+    for n in (2, 16, 256):
+        van_user, van_sys = n * P.uloop_us, n * (P.trap_us + P.getpid_body_us)
+        cosy_user = 2 * P.build_us
+        cosy_sys = P.trap_us + 2 * P.decode_us + n * (P.cosy_step_us + P.getpid_body_us)
+        elapsed = 100 * (1 - (cosy_user + cosy_sys) / (van_user + van_sys))
+        assert f2.loc[str(n), "elapsed_improvement_pct"] == pytest.approx(elapsed, rel=1e-12)
+        assert f2.loc[str(n), "user_improvement_pct"] == pytest.approx(100 * (1 - cosy_user / van_user), rel=1e-12)
 
 
-def test_improvements_vanish_when_crossings_are_free_and_steps_cost_the_same():
-    free = dataclasses.replace(P, trap_us=1e-9, uloop_us=P.cosy_step_us, build_us=1e-9, decode_us=1e-9)
-    assert abs(m.figure2(free).loc["256", "elapsed_improvement_pct"]) < 1.0
-    db = m.database_times(free)
-    # what is left is the per-operation difference of steps: VAN 2.5 user steps vs COSY 3.5 kernel steps
-    assert db.loc["COSY", "elapsed_s"] == pytest.approx(db.loc["VAN", "elapsed_s"], rel=0.02)
+def test_cosy_user_time_is_fixed_and_van_user_time_grows_linearly():
+    cfg = m.configs(P)
+    cosy = [m.getpid_work(cfg["COSY"], n).seconds(m.cost_model(P))[0] for n in (2, 64)]
+    van = [m.getpid_work(cfg["VAN"], n).seconds(m.cost_model(P))[0] for n in (2, 64)]
+    assert cosy[0] == cosy[1] > 0
+    assert van[1] == pytest.approx(32 * van[0])
 
 
-def test_the_fast_path_saves_exactly_the_copies():
-    db = m.database_times(P)
+def test_database_matches_a_hand_count_per_iteration():
+    """An iteration: random(), lseek, read and half a write; a 4 KB request is one page-cache op and one copy each."""
+    t = m.database_times(P)
     iterations = P.db_operations / 1.5
-    assert db.loc["COSY", "elapsed_s"] - db.loc["COSY_FAST", "elapsed_s"] == pytest.approx(
-        1.5 * iterations * P.copy_4k_us * 1e-6)
-    nocopy = dataclasses.replace(P, copy_4k_us=1e-9)
-    db0 = m.database_times(nocopy)
-    assert db0.loc["COSY", "elapsed_s"] == pytest.approx(db0.loc["COSY_FAST", "elapsed_s"], rel=1e-6)
+    copies = 1.5 * P.copy_4k_us
+    kernel = P.lseek_us + 1.5 * P.pagecache_op_us
+    van = P.rng_us + 2.5 * (P.uloop_us + P.trap_us) + kernel + copies
+    cosy = P.rng_us + 3.5 * P.cosy_step_us + kernel + copies
+    assert t.loc["VAN", "elapsed_s"] == pytest.approx(van * iterations * US, rel=1e-12)
+    assert t.loc["COSY", "elapsed_s"] == pytest.approx(cosy * iterations * US, rel=1e-12)
+    assert t.loc["COSY", "elapsed_s"] - t.loc["COSY_FAST", "elapsed_s"] == pytest.approx(copies * iterations * US)
 
 
-def test_more_processes_on_one_cpu_leave_the_improvement_alone():
-    d = m.database_processes(P)
-    assert d["COSY_FAST_elapsed_pct"].max() - d["COSY_FAST_elapsed_pct"].min() < 0.5
+def test_without_composition_cosy_costs_what_van_costs():
+    off = m.figure4(dataclasses.replace(P, composition=False, zero_copy=False))
+    assert off.loc["COSY", "elapsed_s"] == off.loc["VAN", "elapsed_s"]
+    assert off.loc["COSY_FAST", "elapsed_s"] == off.loc["VAN", "elapsed_s"]
 
 
-def test_bonnie_gains_fall_away_past_the_page_cache():
+def test_more_processes_on_one_cpu_only_add_time_slice_switches():
+    one, four = m.database_times(P, 1), m.database_times(P, 4)
+    busy = one.loc["VAN", "elapsed_s"]
+    switches = busy / (P.timeslice_ms * 1e-3) * P.context_switch_us * US
+    assert four.loc["VAN", "elapsed_s"] - busy == pytest.approx(switches)
+
+
+def _lru_second_pass_misses(pages, capacity):
+    """A real LRU cache: one sequential pass to fill it, then count the misses of a second pass."""
+    cache = OrderedDict()
+    misses = 0
+    for rnd in range(2):
+        for page in range(pages):
+            if page in cache:
+                cache.move_to_end(page)
+            else:
+                misses += rnd
+                cache[page] = True
+                if len(cache) > capacity:
+                    cache.popitem(last=False)
+    return misses
+
+
+@pytest.mark.parametrize("pages, capacity", [(50, 100), (100, 100), (101, 100), (400, 100)])
+def test_sequential_rereads_miss_like_a_real_lru(pages, capacity):
+    assert m._lru_misses(pages, capacity, resident=min(pages, capacity)) == _lru_second_pass_misses(pages, capacity)
+
+
+def test_sequential_bandwidth_is_the_outer_zone_media_rate_less_overheads():
+    sectors_per_track = m.DISK.zones[0][1]
+    media = sectors_per_track * m.DISK.sector_bytes * m.DISK.rpm / 60
+    bw = m._sequential_bandwidth()
+    assert 0.6 * media < bw < media
+
+
+def test_bonnie_knee_follows_the_page_cache():
     f5 = m.figure5(P)
-    small, big = f5.loc["32"], f5.loc["512"]
-    assert (big < small / 4).all()
-    bigger = m.figure5(dataclasses.replace(P, memory_bytes=628 * 1024 * 1024))
-    assert bigger.loc["256", "fastread_pct"] > 50 > f5.loc["256", "fastread_pct"]  # the knee moved right
+    assert f5.loc["64", "fastread_pct"] > 2 * f5.loc["128", "fastread_pct"]
+    bigger = m.figure5(dataclasses.replace(P, memory_bytes=512 * 2**20))
+    assert bigger.loc["256", "fastread_pct"] > 2 * f5.loc["256", "fastread_pct"]
+    assert bigger.loc["512", "fastread_pct"] < 0.5 * bigger.loc["256", "fastread_pct"]
 
 
-def test_cold_ls_is_bound_by_the_disk():
-    f6 = m.figure6(P)
-    assert f6["elapsed_improvement_pct"].max() < 10
+def test_cold_ls_disk_time_is_the_same_for_every_configuration_and_grows_with_the_files():
+    small, big = m.ls_times(P, 5000), m.ls_times(P, 50000)
+    for t in (small, big):
+        io = {c: v["elapsed_s"] - v["system_s"] - v["user_s"] for c, v in t.items()}
+        assert max(io.values()) - min(io.values()) < 1e-12
+    assert big["VAN"]["elapsed_s"] > 8 * small["VAN"]["elapsed_s"]
 
 
-def test_grep_moves_the_search_from_user_to_system_time():
+def test_grep_moves_the_search_into_the_kernel():
+    """COSY's system time gains the search and loses the traps: a hand count per 8 KB file."""
     f7 = m.figure7(P)
-    moved = f7["COSY_system_us"] - f7["VAN_system_us"]
-    assert (moved > 0).all() and ((f7["VAN_user_us"] - f7["COSY_user_us"]) > 0).all()
+    files = 1024 // 8
+    search = files * 2 * m.PAGE * P.search_us_per_byte
+    moved = search + files * 4 * P.cosy_step_us + P.trap_us - files * 4 * P.trap_us
+    assert f7.loc["1024", "COSY_system_us"] - f7.loc["1024", "VAN_system_us"] == pytest.approx(moved)
 
 
-@pytest.mark.parametrize("field, value", [("trap_us", 0.0), ("request_bytes", 1000), ("dirty_sync_fraction", 2.0)])
+@pytest.mark.parametrize("field, value", [("trap_us", 0.0), ("request_bytes", 6000), ("dirty_sync_fraction", 2.0),
+                                          ("reserved_bytes", 200 * 2**20)])
 def test_bad_parameters_are_rejected(field, value):
     with pytest.raises(ValueError, match=field):
         dataclasses.replace(P, **{field: value})
