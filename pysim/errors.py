@@ -18,10 +18,13 @@ class LedgerError(PysimError):
 
 
 class Interrupt(PysimError):
-    """Thrown into a process by Process.interrupt(cause)."""
+    """Thrown into a process by Process.interrupt(cause) (SimPy's ``Interrupt``)."""
 
     def __init__(self, cause=None):
         super().__init__(cause)
+
+    def __str__(self):
+        return f"{type(self).__name__}({self.cause!r})"
 
     @property
     def cause(self):

@@ -1,4 +1,4 @@
-/* evq.c -- binary min-heap of (time, seq, handle). */
+/* evq.c -- binary min-heap of events keyed on (time, key). */
 #include <math.h>
 
 #include "pysim/evq.h"
@@ -10,9 +10,11 @@ struct evq {
     uint64_t next_seq;
 };
 
+#define KEY_SHIFT 62
+
 static int before(const evq_item *a, const evq_item *b)
 {
-    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+    return a->time < b->time || (a->time == b->time && a->key < b->key);
 }
 
 evq *evq_new(size_t capacity_hint)
@@ -46,11 +48,11 @@ static int grow(evq *q)
     return PS_OK;
 }
 
-int evq_push(evq *q, double time, int64_t handle)
+int evq_push(evq *q, double time, unsigned klass, ps_handler fn, void *ctx, int64_t arg)
 {
-    if (isnan(time)) return PS_EINVAL;
+    if (isnan(time) || klass > EVQ_NORMAL) return PS_EINVAL;
     if (q->size == q->capacity && grow(q) != PS_OK) return PS_ENOMEM;
-    evq_item it = {time, q->next_seq++, handle};
+    evq_item it = {time, ((uint64_t)klass << KEY_SHIFT) | q->next_seq++, fn, ctx, arg};
     size_t i = q->size++;
     while (i > 0) { /* sift up */
         size_t parent = (i - 1) / 2;
@@ -66,28 +68,28 @@ int evq_pop(evq *q, evq_item *out)
 {
     if (q->size == 0) return PS_EEMPTY;
     *out = q->items[0];
-    evq_item last = q->items[--q->size];
-    size_t i = 0, n = q->size;
+    size_t n = --q->size;
+    if (n == 0) return PS_OK;
+    evq_item *v = q->items;
+    const evq_item last = v[n];
+    size_t i = 0;
     for (;;) { /* sift the last item down from the root */
         size_t child = 2 * i + 1;
         if (child >= n) break;
-        if (child + 1 < n && before(&q->items[child + 1], &q->items[child])) child++;
-        if (!before(&q->items[child], &last)) break;
-        q->items[i] = q->items[child];
+        if (child + 1 < n && before(&v[child + 1], &v[child])) child++;
+        if (!before(&v[child], &last)) break;
+        v[i] = v[child];
         i = child;
     }
-    if (n > 0) q->items[i] = last;
+    v[i] = last;
     return PS_OK;
 }
 
-int evq_peek(const evq *q, evq_item *out)
-{
-    if (q->size == 0) return PS_EEMPTY;
-    *out = q->items[0];
-    return PS_OK;
-}
+const evq_item *evq_top(const evq *q) { return q->size ? &q->items[0] : NULL; }
 
 size_t evq_size(const evq *q) { return q->size; }
+
+evq_item *evq_at(evq *q, size_t i) { return i < q->size ? &q->items[i] : NULL; }
 
 int evq_check(const evq *q)
 {

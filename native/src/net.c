@@ -66,7 +66,7 @@ int link_send(ps_link *l, uint64_t bytes, ps_handler fn, void *ctx, int64_t arg,
     /* the last frame's gap follows its arrival; it delays only the next sender */
     double last_gap = 8.0 * l->p.gap_bytes / l->p.bits_per_s;
     double arrive = start + busy - last_gap + l->p.propagation_s;
-    int st = engine_schedule(l->e, arrive - now, fn, ctx, arg, NULL);
+    int st = engine_schedule(l->e, arrive - now, fn, ctx, arg);
     if (st != PS_OK) return st;
     l->free_at = start + busy;
     l->st.messages++;

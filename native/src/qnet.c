@@ -104,7 +104,7 @@ static int external_arrival(ps_engine *e, void *ctx, int64_t k)
     if (st != PS_OK) return st;
     st = station_arrive(n->st[k], id, ps_exponential(n->rng, sp->service_rate[k]), (int32_t)k);
     if (st != PS_OK) return st;
-    return engine_schedule(e, ps_exponential(n->rng, sp->arrival_rate[k]), external_arrival, n, k, NULL);
+    return engine_schedule(e, ps_exponential(n->rng, sp->arrival_rate[k]), external_arrival, n, k);
 }
 
 static int validate(const qnet_spec *sp)
@@ -155,7 +155,7 @@ int qnet_run(const qnet_spec *sp, ps_rng *rng, qnet_result *out, station_stats *
     n.out = out;
     n.measured_from = sp->warmup;
     st = PS_ENOMEM;
-    n.e = engine_new();
+    n.e = engine_new(0.0);
     n.st = ps_calloc((size_t)K, sizeof *n.st);
     if (n.e == NULL || n.st == NULL) goto done;
     for (int32_t k = 0; k < K; k++) {
@@ -166,7 +166,7 @@ int qnet_run(const qnet_spec *sp, ps_rng *rng, qnet_result *out, station_stats *
     }
     for (int32_t k = 0; k < K; k++) {
         if (sp->arrival_rate[k] <= 0) continue;
-        st = engine_schedule(n.e, ps_exponential(rng, sp->arrival_rate[k]), external_arrival, &n, k, NULL);
+        st = engine_schedule(n.e, ps_exponential(rng, sp->arrival_rate[k]), external_arrival, &n, k);
         if (st != PS_OK) goto done;
     }
     if (sp->warmup == 0) begin_window(&n);
@@ -200,7 +200,7 @@ static int trace_arrival(ps_engine *e, void *ctx, int64_t i)
     net *n = ctx;
     int st = station_arrive(n->st[0], i, n->svc[i], 0);
     if (st != PS_OK || i + 1 >= n->trace_n) return st;
-    return engine_schedule(e, n->ia[i + 1], trace_arrival, n, i + 1, NULL);
+    return engine_schedule(e, n->ia[i + 1], trace_arrival, n, i + 1);
 }
 
 int qnet_run_trace(int32_t servers, station_discipline d, const double *interarrival,
@@ -221,13 +221,13 @@ int qnet_run_trace(int32_t servers, station_discipline d, const double *interarr
     n.trace_n = n_jobs;
     n.st = &one;
     int st = PS_ENOMEM;
-    n.e = engine_new();
+    n.e = engine_new(0.0);
     if (n.e == NULL) goto done;
     one = station_new(n.e, servers, d, NULL);
     if (one == NULL) goto done;
     station_on_depart(one, trace_depart, &n);
     begin_window(&n);
-    st = engine_schedule(n.e, interarrival[0], trace_arrival, &n, 0, NULL);
+    st = engine_schedule(n.e, interarrival[0], trace_arrival, &n, 0);
     if (st == PS_OK) st = engine_run(n.e, INFINITY, -1);
     if (st == PS_OK) {
         finish(&n, out, stats_out, 1);

@@ -33,7 +33,8 @@ struct station {
     station_depart_fn on_depart;
     void *depart_ctx;
     jobvec waiting, busy;
-    int64_t next_handle; /* engine handle of the completion event, or -1 */
+    uint64_t generation; /* tags the live completion event; older ones are stale */
+    int scheduled;       /* a live completion event is pending */
     double next_time;
     double last_change;
     double ps_since; /* PS: when the jobs in service were last settled */
@@ -103,7 +104,6 @@ station *station_new(ps_engine *e, int32_t servers, station_discipline d, statio
     s->servers = servers;
     s->d = d;
     s->select = select;
-    s->next_handle = -1;
     s->last_change = engine_now(e);
     s->st.since_s = s->last_change;
     return s;
@@ -112,7 +112,7 @@ station *station_new(ps_engine *e, int32_t servers, station_discipline d, statio
 void station_free(station *s)
 {
     if (s == NULL) return;
-    if (s->next_handle >= 0) engine_cancel(s->e, s->next_handle);
+    engine_forget(s->e, s); /* its pending completion must not run */
     ps_free(s->waiting.v);
     ps_free(s->busy.v);
     ps_free(s->log_t);
@@ -193,13 +193,14 @@ static int reschedule(station *s)
         if (s->d == STATION_PS) j->finish = now + j->remaining / rate;
         if (j->finish < best) best = j->finish;
     }
-    if (s->next_handle >= 0 && best == s->next_time) return PS_OK;
-    if (s->next_handle >= 0) engine_cancel(s->e, s->next_handle);
-    s->next_handle = -1;
+    if (s->scheduled && best == s->next_time) return PS_OK;
+    s->generation++; /* any completion still pending is now stale */
+    s->scheduled = 0;
     if (isinf(best)) return PS_OK;
     double delay = best > now ? best - now : 0.0;
-    int st = engine_schedule(s->e, delay, complete, s, 0, &s->next_handle);
+    int st = engine_schedule(s->e, delay, complete, s, (int64_t)s->generation);
     if (st != PS_OK) return st;
+    s->scheduled = 1;
     s->next_time = best;
     return PS_OK;
 }
@@ -313,9 +314,9 @@ int station_arrive(station *s, int64_t id, double service_s, int32_t klass)
 
 static int complete(ps_engine *e, void *ctx, int64_t arg)
 {
-    (void)arg;
     station *s = ctx;
-    s->next_handle = -1;
+    if ((uint64_t)arg != s->generation) return PS_OK; /* withdrawn by a reschedule */
+    s->scheduled = 0;
     account(s);
     ps_settle(s);
     /* the job with the earliest finish leaves */

@@ -98,7 +98,7 @@ static void test_ethernet(void)
     CHECK_NEAR(eth_frame_time(&p, 1500), 1214.4e-6, 1e-12, "ethernet: full frame 1518 bytes = 1214.4 us");
     CHECK_NEAR(eth_frame_occupancy(&p, 1500), 1230.4e-6, 1e-12, "ethernet: plus preamble and gap");
     CHECK(eth_frames(&p, 3000) == 2 && eth_frames(&p, 3001) == 3 && eth_frames(&p, 0) == 1, "ethernet: fragmentation");
-    ps_engine *e = engine_new();
+    ps_engine *e = engine_new(0.0);
     ps_link *l = link_new(e, &p);
     double a1, a2;
     CHECK(link_send(l, 1500, NULL, NULL, 0, &a1) == PS_EINVAL, "link: NULL handler rejected");
@@ -116,7 +116,7 @@ static int noop(ps_engine *e, void *ctx, int64_t arg)
 static void test_link(void)
 {
     eth_params p = {10e6, 14, 4, 64, 1500, 8, 12, 5e-6};
-    ps_engine *e = engine_new();
+    ps_engine *e = engine_new(0.0);
     ps_link *l = link_new(e, &p);
     double a1, a2;
     link_send(l, 1500, noop, NULL, 0, &a1);

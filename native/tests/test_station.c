@@ -36,14 +36,14 @@ static int arrive(ps_engine *e, void *ctx, int64_t job)
 static deplog run_hand(station_discipline d, int servers, int n, const double *at, const double *svc,
                        const int32_t *k, station_select_fn sel)
 {
-    ps_engine *e = engine_new();
+    ps_engine *e = engine_new(0.0);
     station *s = station_new(e, servers, d, sel);
     deplog log = {0};
     arrival a[8];
     station_on_depart(s, record, &log);
     for (int i = 0; i < n; i++) {
         a[i] = (arrival){s, svc[i], k ? k[i] : 0};
-        engine_schedule(e, at[i], arrive, a, i, NULL);
+        engine_schedule(e, at[i], arrive, a, i);
     }
     engine_run(e, INFINITY, -1);
     station_free(s);
@@ -80,7 +80,7 @@ static void test_hand_traces(void)
     CHECK(c.n == 3 && c.job[1] == 2 && c.job[2] == 1, "custom: select callback picks the newest first");
     deplog two = run_hand(STATION_FIFO, 2, 3, at, svc, NULL, NULL);
     CHECK(two.job[0] == 1 && two.t[0] == 2 && two.job[1] == 2 && two.t[1] == 3, "fifo c=2: short jobs pass the long one");
-    ps_engine *e = engine_new();
+    ps_engine *e = engine_new(0.0);
     CHECK(station_new(e, 0, STATION_FIFO, NULL) == NULL, "station: zero servers rejected");
     CHECK(station_new(e, 1, STATION_CUSTOM, NULL) == NULL, "station: custom without select rejected");
     engine_free(e);

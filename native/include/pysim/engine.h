@@ -1,10 +1,13 @@
-/* engine.h -- the run loop: a clock, the pending events, and their handlers.
+/* engine.h -- the run loop: a clock and the pending events with their handlers.
  *
- * An event is (time, handler, ctx, arg). engine_schedule() returns a handle
- * that engine_cancel() accepts until the event has run. Cancelled events
- * stay in the heap and are skipped when popped (lazy deletion), so cancel
- * is O(1). Handlers run in (time, schedule order); a handler that returns
- * anything but PS_OK stops engine_run(), which returns that status. */
+ * An event is (time, class, handler, ctx, arg). Handlers run in time order;
+ * at equal times by class (EVQ_FIRST, EVQ_URGENT, EVQ_NORMAL) and then in
+ * the order they were scheduled. A handler that returns anything but PS_OK
+ * stops engine_run(), which returns that status.
+ *
+ * There is no cancellation: an owner that may withdraw an event tags it
+ * (for instance with a generation number in arg) and ignores it when it
+ * runs. That keeps scheduling to one heap push with no side table. */
 #ifndef PYSIM_ENGINE_H
 #define PYSIM_ENGINE_H
 
@@ -14,35 +17,37 @@
 
 typedef struct ps_engine ps_engine;
 
-/* Called when an event is due; e->now is already its time. */
-typedef int (*ps_handler)(ps_engine *e, void *ctx, int64_t arg);
-
-ps_engine *engine_new(void); /* NULL if out of memory */
+ps_engine *engine_new(double start_s); /* NULL if out of memory */
 void engine_free(ps_engine *e);
 double engine_now(const ps_engine *e); /* simulated seconds */
 
-/* Schedule handler(ctx, arg) `delay` seconds from now. delay >= 0 and finite.
- * *handle (if not NULL) receives the id for engine_cancel().
+/* Schedule handler(ctx, arg) `delay` seconds from now in class EVQ_NORMAL.
+ * delay >= 0 (infinity allowed: the event never comes before any other).
  * PS_OK, PS_EINVAL, PS_ENOMEM. */
-int engine_schedule(ps_engine *e, double delay, ps_handler fn, void *ctx, int64_t arg,
-                    int64_t *handle);
-/* Cancel a pending event. PS_OK, or PS_EINVAL when it is unknown, has run
- * or was already cancelled. */
-int engine_cancel(ps_engine *e, int64_t handle);
+int engine_schedule(ps_engine *e, double delay, ps_handler fn, void *ctx, int64_t arg);
+/* The same in a given class (EVQ_FIRST, EVQ_URGENT or EVQ_NORMAL). */
+int engine_schedule_in(ps_engine *e, double delay, unsigned klass, ps_handler fn, void *ctx, int64_t arg);
 
-/* Run events while their time is <= until (use INFINITY for no limit) and
- * at most max_events of them (< 0: no limit). Unless stopped early (by
- * engine_stop() or max_events), a finite `until` leaves the clock at
- * `until`; an infinite one leaves it at the last event run. Returns PS_OK or the first failing handler's status. */
+/* Run events while their time is < until (INFINITY: no limit, events due at
+ * infinity included) and at most
+ * max_events of them (< 0: no limit). Unless stopped early (by
+ * engine_stop(), max_events or a failing handler), a finite `until`
+ * leaves the clock at `until`. Returns PS_OK, PS_EINVAL (until is NaN or
+ * earlier than now) or the first failing handler's status. */
 int engine_run(ps_engine *e, double until, int64_t max_events);
 /* Ask engine_run() to return after the current handler. */
 void engine_stop(ps_engine *e);
-/* Pending, not cancelled events. */
+/* Pending events. */
 int64_t engine_pending(const ps_engine *e);
 /* Time of the next pending event, or INFINITY when there is none. */
-double engine_peek(ps_engine *e);
-/* Drop every pending event, calling drop(fn, ctx, arg) for each one not
- * cancelled (so an owner can release what ctx or arg refers to). */
+double engine_peek(const ps_engine *e);
+/* Call visit(fn, ctx, arg, data) for each pending event, in no order. */
+void engine_visit(ps_engine *e, void (*visit)(ps_handler fn, void *ctx, int64_t arg, void *data), void *data);
+/* Make every pending event whose ctx is `ctx` do nothing when it runs
+ * (an owner being freed). O(pending). */
+void engine_forget(ps_engine *e, const void *ctx);
+/* Drop every pending event, calling drop(fn, ctx, arg) for each (so an
+ * owner can release what ctx or arg refers to). */
 void engine_clear(ps_engine *e, void (*drop)(ps_handler fn, void *ctx, int64_t arg));
 /* Events processed since creation. */
 uint64_t engine_processed(const ps_engine *e);
