@@ -1,27 +1,32 @@
-"""`make bench` / `pysim bench`: the core's speed as ratios measured in one run.
+"""`make bench` / `pysim bench`: the core's speed as ratios against every peer, measured in one run.
 
-Comparisons (each pair runs the same input streams and must agree on the
-result, which is checked and printed):
+Each comparison runs the same input on both sides and checks that the
+results agree (identical, or equal to rounding) before it reports a ratio:
 
-* mm1.c_model_vs_plain_c: M/M/1 (lambda 0.9, mu 1.0) from the C stations
-  against a bare binary-heap loop in plain C compiled here. Goal >= 0.5.
-* mm1.python_api_vs_simpy: the same model as pysim.engine processes against
-  SimPy. Goal >= 5.
-* cache.vs_plain_c: 8-way 256 KiB LRU, 64-byte lines, 10M addresses, against
-  a bare C loop compiled here. Goal >= 0.5.
-* cache.numba_policy_vs_builtin: the Numba LRU callback against the built-in
-  LRU. Reported.
+* mm1: M/M/1 (lambda 0.9, mu 1.0) fed by one trace of interarrival and
+  service times. The C stations against a bare binary-heap loop in plain C
+  compiled here (goal >= 0.8, the median of interleaved rounds); the
+  pysim.engine process model against SimPy (goal >= 5), salabim and Ciw,
+  each running the same model in its own idiom on the same trace.
+* bank: SimPy's bank with reneging customers (10,000 of them) as
+  pysim.engine processes against SimPy (goal >= 10).
+* cache: an 8-way 256 KiB LRU cache with 64-byte lines over one address
+  trace, against a bare C loop (goal >= 0.5) and against pycachesim; the
+  Numba LRU callback against the built-in LRU.
 
 Rates are customers (or addresses) per second of wall time, so that
-implementations with different event counts are compared on the same work;
-each one's own events per second are reported beside it.
+implementations doing different numbers of events are compared on the
+same work. These machines are shared and noisy: ratios, not absolute
+times, are what the report stands on.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -33,7 +38,8 @@ from pysim import __version__
 from pysim.rng import make_rng
 
 BENCH_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
-GOALS = {"mm1.c_model_vs_plain_c": 0.5, "mm1.python_api_vs_simpy": 5.0, "cache.vs_plain_c": 0.5}
+GOALS = {"mm1.c_model_vs_plain_c": 0.8, "mm1.python_api_vs_simpy": 5.0, "bank.pysim_vs_simpy": 10.0,
+         "cache.vs_plain_c": 0.5}
 
 
 def cpu_model() -> str:
@@ -59,32 +65,29 @@ def _compile(name: str, workdir: Path) -> Path:
     return exe
 
 
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
 def _best(fn, repeat):
-    best = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        dt = time.perf_counter() - t0
-        if best is None or dt < best[0]:
-            best = (dt, out)
-    return best
+    runs = [_timed(fn) for _ in range(repeat)]
+    return min(runs, key=lambda r: r[0])
 
 
-def _interleaved(plain_run, model_run, rounds=5):
-    """Alternate the plain-C baseline (which times itself) and the model; best of each.
+def _scenarios():
+    spec = importlib.util.spec_from_file_location("simpy_scenarios", BENCH_DIR / "simpy_scenarios.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
-    Alternating exposes both to the same moments of a shared, noisy machine.
-    """
-    plain_best, model_best = None, None
-    for _ in range(rounds):
-        out = plain_run()
-        if plain_best is None or float(out[1]) < float(plain_best[1]):
-            plain_best = out
-        model = _best(model_run, 1)
-        if model_best is None or model[0] < model_best[0]:
-            model_best = model
-    return plain_best, model_best
 
+def _available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+# --- M/M/1 in each implementation's own idiom ---------------------------------------------
 
 def _pysim_mm1(ia, svc):
     from pysim.engine import Simulation
@@ -109,7 +112,7 @@ def _pysim_mm1(ia, svc):
 
     sim.process(source())
     sim.run()
-    return total[0] / ia.size, sim.processed
+    return total[0] / ia.size
 
 
 def _simpy_mm1(ia, svc):
@@ -134,10 +137,56 @@ def _simpy_mm1(ia, svc):
 
     env.process(source())
     env.run()
-    return total[0] / ia.size, None
+    return total[0] / ia.size
 
 
-def bench_mm1(n: int, workdir: Path, progress) -> dict:
+def _salabim_mm1(ia, svc):
+    import salabim as sim
+
+    sim.yieldless(False)
+    env = sim.Environment(trace=False)
+    server = sim.Resource("server", capacity=1, env=env)
+    total = [0.0]
+
+    class Customer(sim.Component):
+        def setup(self, s):
+            self.s = s
+
+        def process(self):
+            arrive = env.now()
+            yield self.request(server)
+            yield self.hold(self.s)
+            self.release(server)
+            total[0] += env.now() - arrive
+
+    class Source(sim.Component):
+        def process(self):
+            for a, s in zip(ia.tolist(), svc.tolist()):
+                yield self.hold(a)
+                Customer(s=s, env=env)
+
+    Source(env=env)
+    env.run()
+    return total[0] / ia.size
+
+
+def _ciw_mm1(ia, svc):
+    import ciw
+
+    network = ciw.create_network(arrival_distributions=[ciw.dists.Sequential(ia.tolist())],
+                                 service_distributions=[ciw.dists.Sequential(svc.tolist())],
+                                 number_of_servers=[1])
+    q = ciw.Simulation(network)
+    q.simulate_until_max_customers(ia.size, method="Finish")
+    records = q.get_all_records()
+    return sum(r.exit_date - r.arrival_date for r in records) / len(records)
+
+
+PEERS = {"simpy": ("simpy", _simpy_mm1), "salabim": ("salabim", _salabim_mm1), "ciw": ("ciw", _ciw_mm1)}
+
+
+def bench_mm1(n: int, n_peer: dict, workdir: Path, progress, rounds: int = 7) -> dict:
+    """The C model against plain C on n customers; the Python API against each peer on n_peer[peer]."""
     from pysim.queueing import single_queue_trace
 
     gen = make_rng(0)
@@ -145,30 +194,63 @@ def bench_mm1(n: int, workdir: Path, progress) -> dict:
     ia.tofile(workdir / "ia.bin")
     svc.tofile(workdir / "svc.bin")
     exe = _compile("plain_mm1", workdir)
-    progress("mm1: plain C and the C model, interleaved")
-    plain_run = lambda: subprocess.run([str(exe), str(workdir / "ia.bin"), str(workdir / "svc.bin"), str(n)],  # noqa: E731
-                                       check=True, capture_output=True, text=True).stdout.split()
-    plain, (c_s, c_res) = _interleaved(plain_run, lambda: single_queue_trace(ia, svc))
-    plain_s, plain_mean, plain_events = float(plain[1]), float(plain[3]), int(plain[2])
-    progress("mm1: pysim processes")
-    py_s, (py_mean, py_events) = _best(lambda: _pysim_mm1(ia, svc), 1)
-    progress("mm1: SimPy")
-    simpy_s, (simpy_mean, _) = _best(lambda: _simpy_mm1(ia, svc), 1)
-    impl = {
-        "plain_c": {"seconds": plain_s, "mean_time_in_system_s": plain_mean, "events": plain_events},
-        "c_model": {"seconds": c_s, "mean_time_in_system_s": c_res.mean_sojourn_s, "events": c_res.events},
-        "python_api": {"seconds": py_s, "mean_time_in_system_s": py_mean, "events": py_events},
-        "simpy": {"seconds": simpy_s, "mean_time_in_system_s": simpy_mean, "events": None},
-    }
+    progress(f"mm1: plain C and the C model, {rounds} interleaved rounds")
+    per_round, plain_s, model_s = [], [], []
+    plain_mean = model = None
+    for _ in range(rounds):  # alternating exposes both to the same moments of a shared machine
+        out = subprocess.run([str(exe), str(workdir / "ia.bin"), str(workdir / "svc.bin"), str(n)], check=True,
+                             capture_output=True, text=True).stdout.split()
+        plain_s.append(float(out[1]))
+        plain_mean, plain_events = float(out[3]), int(out[2])
+        seconds, model = _timed(lambda: single_queue_trace(ia, svc))
+        model_s.append(seconds)
+        per_round.append(plain_s[-1] / seconds)
+    impl = {"plain_c": {"seconds": min(plain_s), "customers": n, "mean_time_in_system_s": plain_mean,
+                        "events": plain_events},
+            "c_model": {"seconds": min(model_s), "customers": n, "mean_time_in_system_s": model.mean_sojourn_s,
+                        "events": model.events}}
+    agree = {"c_model": bool(np.isclose(model.mean_sojourn_s, plain_mean, rtol=1e-9, atol=0))}
+    ratios = {"mm1.c_model_vs_plain_c": statistics.median(per_round)}
+    for peer, (module, run_peer) in PEERS.items():
+        if not _available(module):
+            impl[peer] = {"available": False}
+            continue
+        m = n_peer[peer]
+        progress(f"mm1: pysim processes and {peer}, {m} customers")
+        py_s, py_mean = _best(lambda: _pysim_mm1(ia[:m], svc[:m]), 3)
+        peer_s, peer_mean = _best(lambda: run_peer(ia[:m], svc[:m]), 1)
+        impl.setdefault("python_api", {"seconds": py_s, "customers": m, "mean_time_in_system_s": py_mean})
+        impl[peer] = {"seconds": peer_s, "customers": m, "mean_time_in_system_s": peer_mean,
+                      "pysim_seconds_same_customers": py_s}
+        agree[peer] = bool(np.isclose(peer_mean, py_mean, rtol=1e-9, atol=0))
+        ratios[f"mm1.python_api_vs_{peer}"] = peer_s / py_s
     for r in impl.values():
-        r["customers_per_s"] = n / r["seconds"]
-        r["events_per_s"] = r["events"] / r["seconds"] if r["events"] else None
-    means = [r["mean_time_in_system_s"] for r in impl.values()]
-    return {"customers": n, "implementations": impl,
-            "same_result": bool(np.allclose(means, means[0], rtol=1e-9, atol=0)),
-            "ratios": {"mm1.c_model_vs_plain_c": c_s and plain_s / c_s,
-                       "mm1.python_api_vs_simpy": simpy_s / py_s}}
+        if r.get("seconds"):
+            r["customers_per_s"] = r["customers"] / r["seconds"]
+            r["events_per_s"] = r["events"] / r["seconds"] if r.get("events") else None
+    return {"customers": n, "rounds": rounds, "c_model_round_ratios": per_round, "implementations": impl,
+            "agree": agree, "same_result": all(agree.values()), "ratios": ratios}
 
+
+def bench_bank(customers: int, progress) -> dict:
+    """SimPy's bank with reneging, as pysim processes and as SimPy processes: the same outcomes, timed."""
+    import simpy
+
+    import pysim.engine
+
+    bank = _scenarios().bank_reneging
+    progress(f"bank: {customers} customers, pysim and SimPy")
+    py_s, py_out = _best(lambda: bank(pysim.engine, 0, customers, trace=False), 5)
+    simpy_s, simpy_out = _best(lambda: bank(simpy, 0, customers, trace=False), 3)
+    same = py_out["served"] == simpy_out["served"] and py_out["reneged"] == simpy_out["reneged"] \
+        and np.isclose(py_out["wait_s"], simpy_out["wait_s"], rtol=1e-12)
+    return {"customers": customers, "outcomes": py_out, "same_result": bool(same),
+            "implementations": {"pysim": {"seconds": py_s, "customers_per_s": customers / py_s},
+                                "simpy": {"seconds": simpy_s, "customers_per_s": customers / simpy_s}},
+            "ratios": {"bank.pysim_vs_simpy": simpy_s / py_s}}
+
+
+# --- the cache ---------------------------------------------------------------------------------
 
 def synthetic_trace(n: int, rng=0) -> np.ndarray:
     """Byte addresses: 70% in a hot 512 KiB region, 20% strided scans of 8 MiB, 10% uniform over 256 MiB."""
@@ -180,7 +262,20 @@ def synthetic_trace(n: int, rng=0) -> np.ndarray:
     return np.where(kind < 0.7, hot, np.where(kind < 0.9, scan, cold)).astype(np.uint64)
 
 
-def bench_cache(n: int, workdir: Path, progress) -> dict:
+def _pycachesim_hits(trace, size, line, ways) -> int:
+    from cachesim import Cache as PCache
+    from cachesim import CacheSimulator, MainMemory
+
+    memory = MainMemory()
+    l1 = PCache("L1", size // (line * ways), ways, line, "LRU")
+    memory.load_to(l1)
+    memory.store_from(l1)
+    sim = CacheSimulator(l1, memory)
+    sim.load(trace.tolist())
+    return int(l1.stats()["HIT_count"])
+
+
+def bench_cache(n: int, n_peer: int, workdir: Path, progress, rounds: int = 5) -> dict:
     from pysim import policies
     from pysim.hw import Cache
 
@@ -188,36 +283,60 @@ def bench_cache(n: int, workdir: Path, progress) -> dict:
     trace = synthetic_trace(n)
     trace.tofile(workdir / "addrs.bin")
     exe = _compile("plain_cache", workdir)
-    progress("cache: plain C and the built-in LRU, interleaved")
-    plain_run = lambda: subprocess.run([str(exe), str(workdir / "addrs.bin"), str(n), str(size), str(line),  # noqa: E731
-                                        str(ways)], check=True, capture_output=True, text=True).stdout.split()
-    plain, (b_s, b_counts) = _interleaved(plain_run, lambda: Cache(size, line, ways).run(trace))
-    plain_s, plain_hits = float(plain[1]), int(plain[2])
+    progress(f"cache: plain C and the built-in LRU, {rounds} interleaved rounds")
+    per_round, plain_s, b_s = [], [], []
+    for _ in range(rounds):
+        out = subprocess.run([str(exe), str(workdir / "addrs.bin"), str(n), str(size), str(line), str(ways)],
+                             check=True, capture_output=True, text=True).stdout.split()
+        plain_s.append(float(out[1]))
+        plain_hits = int(out[2])
+        seconds, b_counts = _timed(lambda: Cache(size, line, ways).run(trace))
+        b_s.append(seconds)
+        per_round.append(plain_s[-1] / seconds)
     callback = policies.compiled_lru()
     progress("cache: Numba LRU")
     nb_s, nb_counts = _best(lambda: Cache(size, line, ways, "custom", callback=callback).run(trace), 3)
-    impl = {"plain_c": {"seconds": plain_s, "hits": plain_hits},
-            "builtin_lru": {"seconds": b_s, "hits": b_counts["hits"]},
-            "numba_lru": {"seconds": nb_s, "hits": nb_counts["hits"]}}
+    impl = {"plain_c": {"seconds": min(plain_s), "addresses": n, "hits": plain_hits},
+            "builtin_lru": {"seconds": min(b_s), "addresses": n, "hits": b_counts["hits"]},
+            "numba_lru": {"seconds": nb_s, "addresses": n, "hits": nb_counts["hits"]}}
+    agree = {"builtin_lru": b_counts["hits"] == plain_hits, "numba_lru": nb_counts["hits"] == plain_hits}
+    ratios = {"cache.vs_plain_c": statistics.median(per_round), "cache.numba_policy_vs_builtin": min(b_s) / nb_s}
+    if _available("cachesim"):
+        progress(f"cache: pycachesim on {n_peer} addresses")
+        prefix = trace[:n_peer]
+        own_s, own = _best(lambda: Cache(size, line, ways).run(prefix), 3)
+        peer_s, peer_hits = _best(lambda: _pycachesim_hits(prefix, size, line, ways), 1)
+        impl["pycachesim"] = {"seconds": peer_s, "addresses": n_peer, "hits": peer_hits,
+                              "pysim_hits_same_addresses": own["hits"], "pysim_seconds_same_addresses": own_s}
+        agree["pycachesim"] = peer_hits == own["hits"]
+        ratios["cache.vs_pycachesim"] = peer_s / own_s
+    else:
+        impl["pycachesim"] = {"available": False}
     for r in impl.values():
-        r["addresses_per_s"] = n / r["seconds"]
+        if r.get("seconds"):
+            r["addresses_per_s"] = r["addresses"] / r["seconds"]
     return {"addresses": n, "geometry": {"size_bytes": size, "line_bytes": line, "ways": ways},
-            "implementations": impl, "same_result": len({r["hits"] for r in impl.values()}) == 1,
-            "ratios": {"cache.vs_plain_c": plain_s / b_s, "cache.numba_policy_vs_builtin": b_s / nb_s}}
+            "implementations": impl, "agree": agree, "same_result": all(agree.values()), "ratios": ratios}
 
 
 def run(out_path: Path | str = "results/bench.json", *, quick: bool = False, progress=print) -> dict:
     """Run every comparison, write ``out_path`` (atomically) and return the report."""
-    n_mm1, n_cache = (100_000, 1_000_000) if quick else (1_000_000, 10_000_000)
+    if quick:
+        n_mm1, peers, n_bank, n_cache, n_pcs = 100_000, {"simpy": 20_000, "salabim": 500, "ciw": 2_000}, 2_000, \
+            1_000_000, 100_000
+    else:
+        n_mm1, peers, n_bank, n_cache, n_pcs = 1_000_000, {"simpy": 200_000, "salabim": 3_000, "ciw": 20_000}, \
+            10_000, 10_000_000, 1_000_000
     with tempfile.TemporaryDirectory() as tmp:
-        mm1 = bench_mm1(n_mm1, Path(tmp), progress)
-        cache = bench_cache(n_cache, Path(tmp), progress)
-    ratios = {**mm1["ratios"], **cache["ratios"]}
+        mm1 = bench_mm1(n_mm1, peers, Path(tmp), progress)
+        bank = bench_bank(n_bank, progress)
+        cache = bench_cache(n_cache, n_pcs, Path(tmp), progress)
+    ratios = {**mm1["ratios"], **bank["ratios"], **cache["ratios"]}
     report = {
         "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__, "pysim": __version__},
         "profile": "quick" if quick else "full",
-        "mm1": mm1, "cache": cache, "ratios": ratios,
+        "mm1": mm1, "bank": bank, "cache": cache, "ratios": ratios,
         "goals": {k: {"goal": g, "ratio": ratios[k], "met": ratios[k] >= g} for k, g in GOALS.items()},
     }
     from pysim.results import write_text_atomic
@@ -229,17 +348,22 @@ def run(out_path: Path | str = "results/bench.json", *, quick: bool = False, pro
 def format_report(report: dict) -> str:
     """The report as a table a person reads."""
     lines = [f"machine: {report['machine']['cpu']} ({report['machine']['cores']} cores), profile {report['profile']}"]
-    for name, unit in (("mm1", "customers_per_s"), ("cache", "addresses_per_s")):
+    for name, unit in (("mm1", "customers_per_s"), ("bank", "customers_per_s"), ("cache", "addresses_per_s")):
         sec = report[name]
-        lines.append(f"\n{name}: same result across implementations: {sec['same_result']}")
+        agree = ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in sec.get("agree", {}).items())
+        lines.append(f"\n{name}: results agree: {sec['same_result']}" + (f" ({agree})" if agree else ""))
         for impl, r in sec["implementations"].items():
+            if r.get("available") is False:
+                lines.append(f"  {impl:12s} not installed")
+                continue
             extra = (f"  mean T = {r['mean_time_in_system_s']:.6f} s" if "mean_time_in_system_s" in r
-                     else f"  hits = {r['hits']}")
-            ev = f"  {r['events_per_s'] / 1e6:7.2f} M events/s" if r.get("events_per_s") else ""
-            lines.append(f"  {impl:12s} {r[unit] / 1e6:8.3f} M {unit.split('_')[0]}/s{ev}{extra}")
+                     else f"  hits = {r['hits']}" if "hits" in r else "")
+            lines.append(f"  {impl:12s} {r[unit] / 1e6:9.4f} M {unit.split('_')[0]}/s{extra}")
     lines.append("\nratio                              value    goal")
     for k, v in report["ratios"].items():
         goal = report["goals"].get(k)
         mark = "" if goal is None else f"  >= {goal['goal']:<4} {'met' if goal['met'] else 'NOT MET'}"
         lines.append(f"  {k:32s} {v:7.2f}{mark}")
+    rr = report["mm1"]["c_model_round_ratios"]
+    lines.append(f"\nC model / plain C by round: {', '.join(f'{r:.2f}' for r in rr)} (median reported)")
     return "\n".join(lines)

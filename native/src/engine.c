@@ -63,6 +63,16 @@ int engine_run(ps_engine *e, double until, int64_t max_events)
     int64_t done = 0;
     const evq_item *top;
     const int bounded = !isinf(until); /* an infinite `until` also runs events due at infinity */
+    if (!bounded && max_events < 0) { /* the common case, with nothing to count */
+        while (!e->stop && (top = evq_top(e->q)) != NULL) {
+            evq_pop(e->q, &it);
+            e->now = it.time;
+            e->processed++;
+            int st = it.fn(e, it.ctx, it.arg);
+            if (st != PS_OK) return st;
+        }
+        return PS_OK;
+    }
     while (!e->stop && (max_events < 0 || done < max_events) && (top = evq_top(e->q)) != NULL
            && (top->time < until || !bounded)) {
         evq_pop(e->q, &it);

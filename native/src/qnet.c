@@ -181,26 +181,18 @@ done:
     return st;
 }
 
-/* Trace mode: arrivals read from arrays; the station's departures leave. */
-/* One station: its response time is the sojourn, and its own time integral of
- * jobs present is the network's, so the trace path keeps no books of its own. */
-static int trace_depart(void *ctx, ps_engine *e, int64_t job, double arrival_s, int32_t klass)
-{
-    (void)job, (void)klass;
-    net *n = ctx;
-    double w = engine_now(e) - arrival_s;
-    n->out->departures++;
-    n->out->sojourn_sum += w;
-    n->out->sojourn_sumsq += w * w;
-    return PS_OK;
-}
-
+/* Trace mode: arrivals read from arrays. One station: its response times are
+ * the sojourns and its time integral of jobs present is the network's, so
+ * the trace path reads the station's statistics and keeps no books of its own. */
+/* Job i arrives; the next one is scheduled (the trace is checked as it is read). */
 static int trace_arrival(ps_engine *e, void *ctx, int64_t i)
 {
     net *n = ctx;
-    int st = station_arrive(n->st[0], i, n->svc[i], 0);
+    int st = station_arrive(n->st[0], i, n->svc[i], 0); /* PS_EINVAL for a bad service time */
     if (st != PS_OK || i + 1 >= n->trace_n) return st;
-    return engine_schedule(e, n->ia[i + 1], trace_arrival, n, i + 1);
+    double gap = n->ia[i + 1];
+    if (!(gap >= 0) || isinf(gap)) return PS_EINVAL;
+    return engine_schedule(e, gap, trace_arrival, n, i + 1);
 }
 
 int qnet_run_trace(int32_t servers, station_discipline d, const double *interarrival,
@@ -208,9 +200,7 @@ int qnet_run_trace(int32_t servers, station_discipline d, const double *interarr
                    station_stats *stats_out)
 {
     if (servers < 1 || n_jobs < 1 || d < STATION_FIFO || d > STATION_PRIO) return PS_EINVAL;
-    for (int64_t i = 0; i < n_jobs; i++)
-        if (!(interarrival[i] >= 0) || !(service[i] >= 0) || isinf(interarrival[i]) || isinf(service[i]))
-            return PS_EINVAL;
+    if (!(interarrival[0] >= 0) || isinf(interarrival[0])) return PS_EINVAL;
     net n;
     station *one = NULL;
     memset(&n, 0, sizeof n);
@@ -225,13 +215,16 @@ int qnet_run_trace(int32_t servers, station_discipline d, const double *interarr
     if (n.e == NULL) goto done;
     one = station_new(n.e, servers, d, NULL);
     if (one == NULL) goto done;
-    station_on_depart(one, trace_depart, &n);
     begin_window(&n);
     st = engine_schedule(n.e, interarrival[0], trace_arrival, &n, 0);
     if (st == PS_OK) st = engine_run(n.e, INFINITY, -1);
     if (st == PS_OK) {
+        const station_stats *ss = station_get_stats(one);
+        out->departures = (int64_t)ss->departures;
+        out->sojourn_sum = ss->response_sum;
+        out->sojourn_sumsq = ss->response_sumsq;
         finish(&n, out, stats_out, 1);
-        out->number_integral = station_get_stats(one)->number_integral;
+        out->number_integral = ss->number_integral;
     }
 done:
     station_free(one);

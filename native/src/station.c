@@ -1,10 +1,17 @@
 /* station.c -- c-server station with FIFO, PS, preemptive priority or custom order.
  *
- * Jobs in service carry an absolute finish time; one engine event is kept for
- * the earliest finish and is rescheduled only when that changes. Waiting jobs
- * are kept in arrival order as parallel arrays (so a custom select function
- * sees plain C arrays) behind a moving head. PRIO and CUSTOM scan the waiting
- * jobs: O(n) per start; FIFO is O(1). */
+ * Two ways of keeping time, by discipline:
+ *  - FIFO and CUSTOM never change a job's finish time once it starts, so each
+ *    busy server has its own completion event, scheduled when its job starts:
+ *    no scans, no rescheduling (the common case, and the hot path of the
+ *    open networks).
+ *  - PS and PRIO change finish times on every arrival, so jobs in service
+ *    carry an absolute finish time and one engine event is kept for the
+ *    earliest; it is replaced when that changes, and a replaced event is
+ *    recognised by its generation tag and ignored.
+ * Waiting jobs are kept in arrival order as parallel arrays (so a custom
+ * select function sees plain C arrays) behind a moving head. PRIO and CUSTOM
+ * scan the waiting jobs: O(n) per start; FIFO is O(1). */
 #include <math.h>
 #include <string.h>
 
@@ -15,7 +22,7 @@ typedef struct job {
     int64_t id;
     double arrival;     /* arrival time at this station */
     double remaining;   /* demand left, seconds of one server's work (as of ps_since for PS) */
-    double finish;      /* absolute finish time at the current rate */
+    double finish;      /* PS, PRIO: absolute finish time at the current rate */
     double first_start; /* when service first began; < 0 until then (for the wait) */
     int32_t klass;
 } job;
@@ -29,15 +36,23 @@ struct station {
     ps_engine *e;
     int32_t servers;
     station_discipline d;
+    int per_server; /* FIFO, CUSTOM: a completion event per busy server */
     station_select_fn select;
     station_depart_fn on_depart;
     void *depart_ctx;
-    jobvec waiting, busy;
+    jobvec waiting;
+    /* per-server path */
+    job *slot;           /* the job on each server */
+    int32_t *idle;       /* stack of idle server indices */
+    int32_t nidle;
+    /* earliest-finish path (PS, PRIO) */
+    jobvec busy;
     uint64_t generation; /* tags the live completion event; older ones are stale */
     int scheduled;       /* a live completion event is pending */
     double next_time;
+    double ps_since;     /* PS: when the jobs in service were last settled */
+    /* statistics */
     double last_change;
-    double ps_since; /* PS: when the jobs in service were last settled */
     station_stats st;
     int logging;
     double *log_t;
@@ -49,7 +64,10 @@ struct station {
     int64_t sel_cap;
 };
 
-static int complete(ps_engine *e, void *ctx, int64_t arg);
+static int server_done(ps_engine *e, void *ctx, int64_t server);
+static int earliest_done(ps_engine *e, void *ctx, int64_t generation);
+
+/* --- job vectors --------------------------------------------------------------- */
 
 static int jobvec_reserve(jobvec *q, int64_t extra)
 {
@@ -76,8 +94,7 @@ static job jobvec_remove(jobvec *q, int64_t i)
     if (i == 0) {
         q->head++;
     } else {
-        memmove(&q->v[q->head + i], &q->v[q->head + i + 1],
-                (size_t)(q->size - i - 1) * sizeof *q->v);
+        memmove(&q->v[q->head + i], &q->v[q->head + i + 1], (size_t)(q->size - i - 1) * sizeof *q->v);
     }
     q->size--;
     if (q->size == 0) q->head = 0;
@@ -94,6 +111,8 @@ static void jobvec_insert_sorted(jobvec *q, job j)
     q->size++;
 }
 
+/* --- life cycle ---------------------------------------------------------------- */
+
 station *station_new(ps_engine *e, int32_t servers, station_discipline d, station_select_fn select)
 {
     if (e == NULL || servers < 1 || d < STATION_FIFO || d > STATION_CUSTOM) return NULL;
@@ -104,6 +123,17 @@ station *station_new(ps_engine *e, int32_t servers, station_discipline d, statio
     s->servers = servers;
     s->d = d;
     s->select = select;
+    s->per_server = d == STATION_FIFO || d == STATION_CUSTOM;
+    if (s->per_server) {
+        s->slot = ps_calloc((size_t)servers, sizeof *s->slot);
+        s->idle = ps_calloc((size_t)servers, sizeof *s->idle);
+        if (s->slot == NULL || s->idle == NULL) {
+            station_free(s);
+            return NULL;
+        }
+        for (int32_t i = 0; i < servers; i++) s->idle[i] = servers - 1 - i; /* server 0 is taken first */
+        s->nidle = servers;
+    }
     s->last_change = engine_now(e);
     s->st.since_s = s->last_change;
     return s;
@@ -112,9 +142,11 @@ station *station_new(ps_engine *e, int32_t servers, station_discipline d, statio
 void station_free(station *s)
 {
     if (s == NULL) return;
-    engine_forget(s->e, s); /* its pending completion must not run */
+    engine_forget(s->e, s); /* its pending completions must not run */
     ps_free(s->waiting.v);
     ps_free(s->busy.v);
+    ps_free(s->slot);
+    ps_free(s->idle);
     ps_free(s->log_t);
     ps_free(s->log_n);
     ps_free(s->sel_arrival);
@@ -130,28 +162,29 @@ void station_on_depart(station *s, station_depart_fn fn, void *ctx)
 }
 
 int32_t station_servers(const station *s) { return s->servers; }
-int64_t station_number(const station *s) { return s->waiting.size + s->busy.size; }
 
-/* Rate at which each job in service progresses. */
-static double service_rate(const station *s)
+static int64_t in_service(const station *s)
 {
-    if (s->d == STATION_PS && s->busy.size > s->servers)
-        return (double)s->servers / (double)s->busy.size;
-    return 1.0;
+    return s->per_server ? s->servers - s->nidle : s->busy.size;
 }
 
-/* Bring the time integrals up to now. */
-static void account(station *s)
+int64_t station_number(const station *s) { return s->waiting.size + in_service(s); }
+
+/* --- statistics ------------------------------------------------------------------ */
+
+/* Bring the time integrals up to now, given the jobs in service. */
+static void account_with(station *s, int64_t busy)
 {
     double now = engine_now(s->e), dt = now - s->last_change;
     if (dt > 0) {
-        int64_t n = station_number(s);
-        int64_t working = s->busy.size < s->servers ? s->busy.size : s->servers;
-        s->st.number_integral += (double)n * dt;
+        int64_t working = busy < s->servers ? busy : s->servers;
+        s->st.number_integral += (double)(s->waiting.size + busy) * dt;
         s->st.busy_integral += (double)working * dt;
     }
     s->last_change = now;
 }
+
+static void account(station *s) { account_with(s, in_service(s)); }
 
 static int log_point(station *s)
 {
@@ -171,48 +204,14 @@ static int log_point(station *s)
     return PS_OK;
 }
 
-/* PS: settle the work done at the old rate before the job count changes. */
-static void ps_settle(station *s)
+/* A job leaves: its response and wait go into the statistics. */
+static void record_departure(station *s, const job *j, double now)
 {
-    if (s->d != STATION_PS) return;
-    double now = engine_now(s->e), done = (now - s->ps_since) * service_rate(s);
-    for (int64_t i = 0; i < s->busy.size; i++) {
-        job *j = jobvec_at(&s->busy, i);
-        j->remaining -= done;
-        if (j->remaining < 0) j->remaining = 0;
-    }
-    s->ps_since = now;
-}
-
-/* Recompute finish times (PS) and keep one engine event at the earliest. */
-static int reschedule(station *s)
-{
-    double now = engine_now(s->e), rate = service_rate(s), best = INFINITY;
-    for (int64_t i = 0; i < s->busy.size; i++) {
-        job *j = jobvec_at(&s->busy, i);
-        if (s->d == STATION_PS) j->finish = now + j->remaining / rate;
-        if (j->finish < best) best = j->finish;
-    }
-    if (s->scheduled && best == s->next_time) return PS_OK;
-    s->generation++; /* any completion still pending is now stale */
-    s->scheduled = 0;
-    if (isinf(best)) return PS_OK;
-    double delay = best > now ? best - now : 0.0;
-    int st = engine_schedule(s->e, delay, complete, s, (int64_t)s->generation);
-    if (st != PS_OK) return st;
-    s->scheduled = 1;
-    s->next_time = best;
-    return PS_OK;
-}
-
-/* Put a job (copied from *j) into service now; the caller reserved room in busy. */
-static void start_service(station *s, const job *j)
-{
-    double now = engine_now(s->e);
-    job *in = &s->busy.v[s->busy.head + s->busy.size++];
-    *in = *j;
-    if (in->first_start < 0) in->first_start = now;
-    in->finish = now + in->remaining;
+    double response = now - j->arrival;
+    s->st.departures++;
+    s->st.response_sum += response;
+    s->st.response_sumsq += response * response;
+    s->st.wait_sum += j->first_start - j->arrival;
 }
 
 /* Index of the waiting job to start next, or a negative status. */
@@ -250,6 +249,111 @@ static int64_t pick_waiting(station *s)
     return (k >= 0 && k < n) ? k : PS_ECALLBACK;
 }
 
+/* --- FIFO and CUSTOM: a completion event per busy server ----------------------------- */
+
+/* Start *j on server i now. */
+static int server_start(station *s, int32_t i, const job *j)
+{
+    s->slot[i] = *j;
+    s->slot[i].first_start = engine_now(s->e);
+    return engine_schedule(s->e, j->remaining, server_done, s, i);
+}
+
+static int server_done(ps_engine *e, void *ctx, int64_t server)
+{
+    station *s = ctx;
+    int32_t i = (int32_t)server;
+    account_with(s, s->servers - s->nidle);
+    const job *done = &s->slot[i];
+    record_departure(s, done, engine_now(e));
+    int64_t id = done->id; /* what the departure callback needs: the slot is reused below */
+    double arrival = done->arrival;
+    int32_t klass = done->klass;
+    int st = PS_OK;
+    if (s->waiting.size > 0) {
+        int64_t k = s->d == STATION_FIFO ? 0 : pick_waiting(s);
+        if (k < 0) return (int)k;
+        st = server_start(s, i, jobvec_at(&s->waiting, k));
+        if (k == 0) { /* the head leaves: no copy */
+            s->waiting.head++;
+            if (--s->waiting.size == 0) s->waiting.head = 0;
+        } else {
+            jobvec_remove(&s->waiting, k);
+        }
+    } else {
+        s->idle[s->nidle++] = i;
+    }
+    if (st == PS_OK && s->logging) st = log_point(s);
+    if (st == PS_OK && s->on_depart != NULL) st = s->on_depart(s->depart_ctx, e, id, arrival, klass);
+    return st;
+}
+
+static int arrive_per_server(station *s, const job *j)
+{
+    if (s->nidle > 0) {
+        int st = server_start(s, s->idle[s->nidle - 1], j);
+        if (st == PS_OK) s->nidle--;
+        return st;
+    }
+    int st = jobvec_reserve(&s->waiting, 1);
+    if (st != PS_OK) return st;
+    s->waiting.v[s->waiting.head + s->waiting.size++] = *j;
+    return PS_OK;
+}
+
+/* --- PS and PRIO: one event for the earliest finish ----------------------------------- */
+
+/* Rate at which each job in service progresses. */
+static double service_rate(const station *s)
+{
+    if (s->d == STATION_PS && s->busy.size > s->servers) return (double)s->servers / (double)s->busy.size;
+    return 1.0;
+}
+
+/* PS: settle the work done at the old rate before the job count changes. */
+static void ps_settle(station *s)
+{
+    if (s->d != STATION_PS) return;
+    double now = engine_now(s->e), done = (now - s->ps_since) * service_rate(s);
+    for (int64_t i = 0; i < s->busy.size; i++) {
+        job *j = jobvec_at(&s->busy, i);
+        j->remaining -= done;
+        if (j->remaining < 0) j->remaining = 0;
+    }
+    s->ps_since = now;
+}
+
+/* Recompute finish times (PS) and keep one engine event at the earliest. */
+static int reschedule(station *s)
+{
+    double now = engine_now(s->e), rate = service_rate(s), best = INFINITY;
+    for (int64_t i = 0; i < s->busy.size; i++) {
+        job *j = jobvec_at(&s->busy, i);
+        if (s->d == STATION_PS) j->finish = now + j->remaining / rate;
+        if (j->finish < best) best = j->finish;
+    }
+    if (s->scheduled && best == s->next_time) return PS_OK;
+    s->generation++; /* any completion still pending is now stale */
+    s->scheduled = 0;
+    if (isinf(best)) return PS_OK;
+    double delay = best > now ? best - now : 0.0;
+    int st = engine_schedule(s->e, delay, earliest_done, s, (int64_t)s->generation);
+    if (st != PS_OK) return st;
+    s->scheduled = 1;
+    s->next_time = best;
+    return PS_OK;
+}
+
+/* Put a job (copied from *j) into service now; the caller reserved room in busy. */
+static void start_service(station *s, const job *j)
+{
+    double now = engine_now(s->e);
+    job *in = &s->busy.v[s->busy.head + s->busy.size++];
+    *in = *j;
+    if (in->first_start < 0) in->first_start = now;
+    in->finish = now + in->remaining;
+}
+
 /* Start waiting jobs while servers are free. */
 static int fill_servers(station *s)
 {
@@ -273,69 +377,69 @@ static int64_t preemption_victim(station *s, int32_t klass)
         if (j->klass <= klass) continue;
         /* the lowest priority; among equals the latest arrival */
         if (victim < 0 || j->klass > jobvec_at(&s->busy, victim)->klass ||
-            (j->klass == jobvec_at(&s->busy, victim)->klass &&
-             j->arrival > jobvec_at(&s->busy, victim)->arrival))
+            (j->klass == jobvec_at(&s->busy, victim)->klass && j->arrival > jobvec_at(&s->busy, victim)->arrival))
             victim = i;
     }
     return victim;
 }
 
-int station_arrive(station *s, int64_t id, double service_s, int32_t klass)
+static int arrive_shared(station *s, const job *j)
 {
-    if (!(service_s >= 0) || isinf(service_s)) return PS_EINVAL;
     /* reserve first, so that a failed allocation leaves the station as it was */
     int starts = s->d == STATION_PS || s->busy.size < s->servers;
     int st = starts ? jobvec_reserve(&s->busy, 1) : jobvec_reserve(&s->waiting, 1);
     if (st == PS_OK && !starts && s->d == STATION_PRIO) st = jobvec_reserve(&s->busy, 1); /* a preemption */
     if (st != PS_OK) return st;
-    account(s);
     ps_settle(s);
     double now = engine_now(s->e);
-    job j = {id, now, service_s, INFINITY, -1.0, klass};
-    s->st.arrivals++;
-    int64_t victim = s->d == STATION_PRIO ? preemption_victim(s, klass) : -1;
-    int queued_only = 0;
+    int64_t victim = s->d == STATION_PRIO ? preemption_victim(s, j->klass) : -1;
     if (starts) {
-        start_service(s, &j); /* room reserved above */
+        start_service(s, j); /* room reserved above */
     } else if (victim >= 0) {
         job out = jobvec_remove(&s->busy, victim);
         out.remaining = out.finish - now; /* work left at rate 1 */
         jobvec_insert_sorted(&s->waiting, out);
-        start_service(s, &j);
+        start_service(s, j);
     } else {
-        s->waiting.v[s->waiting.head + s->waiting.size++] = j;
-        queued_only = 1;
+        s->waiting.v[s->waiting.head + s->waiting.size++] = *j;
+        return PS_OK; /* a job that only joined the queue changes no finish time */
     }
-    if (station_number(s) > s->st.max_number) s->st.max_number = station_number(s);
-    if (s->logging && (st = log_point(s)) != PS_OK) return st;
-    /* a job that only joined the queue changes no finish time */
-    return queued_only ? PS_OK : reschedule(s);
+    return reschedule(s);
 }
 
-static int complete(ps_engine *e, void *ctx, int64_t arg)
+static int earliest_done(ps_engine *e, void *ctx, int64_t generation)
 {
     station *s = ctx;
-    if ((uint64_t)arg != s->generation) return PS_OK; /* withdrawn by a reschedule */
+    if ((uint64_t)generation != s->generation) return PS_OK; /* replaced by a reschedule */
     s->scheduled = 0;
     account(s);
     ps_settle(s);
-    /* the job with the earliest finish leaves */
-    int64_t k = 0;
+    if (s->busy.size == 0) return PS_ESTATE;
+    int64_t k = 0; /* the job with the earliest finish leaves */
     for (int64_t i = 1; i < s->busy.size; i++)
         if (jobvec_at(&s->busy, i)->finish < jobvec_at(&s->busy, k)->finish) k = i;
-    if (s->busy.size == 0) return PS_ESTATE;
     job j = jobvec_remove(&s->busy, k);
-    double now = engine_now(e), response = now - j.arrival;
-    s->st.departures++;
-    s->st.response_sum += response;
-    s->st.response_sumsq += response * response;
-    s->st.wait_sum += j.first_start - j.arrival;
+    record_departure(s, &j, engine_now(e));
     int st = fill_servers(s);
     if (st == PS_OK && s->logging) st = log_point(s);
     if (st == PS_OK) st = reschedule(s);
-    if (st == PS_OK && s->on_depart != NULL)
-        st = s->on_depart(s->depart_ctx, e, j.id, j.arrival, j.klass);
+    if (st == PS_OK && s->on_depart != NULL) st = s->on_depart(s->depart_ctx, e, j.id, j.arrival, j.klass);
     return st;
+}
+
+/* --- the public operations ------------------------------------------------------------- */
+
+int station_arrive(station *s, int64_t id, double service_s, int32_t klass)
+{
+    if (!(service_s >= 0) || isinf(service_s)) return PS_EINVAL;
+    account(s);
+    job j = {id, engine_now(s->e), service_s, INFINITY, -1.0, klass};
+    int st = s->per_server ? arrive_per_server(s, &j) : arrive_shared(s, &j);
+    if (st != PS_OK) return st;
+    s->st.arrivals++;
+    int64_t n = station_number(s);
+    if (n > s->st.max_number) s->st.max_number = n;
+    return s->logging ? log_point(s) : PS_OK;
 }
 
 const station_stats *station_get_stats(station *s)
