@@ -6,16 +6,18 @@ per-layer breakdown, as the model's own accounting of where time goes).
 
 First principles. Each configuration (in-kernel, UX server, library with the
 IPC, SHM or SHM-IPF packet filter, NEWAPI) is a path of stages. A stage costs
-its fixed time (Table 4's 1-byte column, stated) plus, per payload byte, the
+its fixed time (Table 4's 1-byte column, an input) plus, per payload byte, the
 physical operations the paper says it performs: device-memory reads, memory
-copies, checksums and device writes. So SHM, SHM-IPF and NEWAPI are derived
-by adding, moving or removing copies, not fitted one by one. Wire times come
-from the C Ethernet model (0.8 us a byte on the wire at 10 Mbit/s). Round trips
-are a ping-pong: twice the one-way sum. Throughput is a discrete-event ttcp
-run on the pysim engine: two CPUs, one shared 10 Mbit/s segment, MSS 1460,
-the receive window of Table 2, an ACK every second segment, interrupt-level
-work per packet and a protocol thread that pays its wakeup only when it was
-asleep, so batching under load emerges rather than being assumed.
+copies, checksums and device writes. Each stage is a :class:`pysim.sw.Recipe`
+priced on a :class:`pysim.hw.CpuCostModel`, so SHM, SHM-IPF and NEWAPI are
+derived by adding, moving or removing copies, not fitted one by one. Wire
+times come from the C Ethernet model (0.8 us a byte on the wire at 10
+Mbit/s). Round trips are a ping-pong: twice the one-way sum. Throughput is a
+discrete-event ttcp run on the pysim engine (:class:`Ttcp`): two CPUs, one
+shared 10 Mbit/s segment, MSS 1460, the receive window of Table 2, an ACK
+every second segment, interrupt-level work per packet and a protocol thread
+that pays its wakeup only when it was asleep, so batching under load emerges
+rather than being assumed.
 
 Calibrated (each on one published cell; see CALIBRATION and pysim.calibration):
 the four per-byte constants (on Table 4 kernel/server UDP 1472-byte stages),
@@ -23,6 +25,8 @@ the streaming efficiency of CPU costs (Table 2 Library-SHM-IPF throughput),
 the Mach IPC receive cost per packet (Table 2 Library-IPC throughput: the
 paper blames the IPC on the receiver's critical path for that row) and the
 Gateway's 8-bit PIO cost per byte (Table 2 Gateway Mach 2.5 UDP 1472).
+
+Inputs: Table 4's 1-byte stage costs and Table 2's receive buffer sizes.
 
 Not reproduced: the Ultrix 4.2A, 386BSD and BNR2SS rows (no breakdown of
 those systems exists to build a path from), collisions on the Ethernet, and
@@ -36,24 +40,21 @@ import numpy as np
 import pandas as pd
 
 from pysim.engine import Simulation
+from pysim.hw import CpuCostModel, catalog
 from pysim.hw.catalog import ETHERNET_10
-from pysim.models import Fit, require_positive
+from pysim.models import Fit
+from pysim.params import ModelParams, assumed, calibrated, given, stated
+from pysim.sw import CpuAccount, Recipe
+from pysim.units import MiB
+
+DECSTATION_5000 = catalog.get("DECstation 5000/200")
 
 SEND = ("entry/copyin", "tcp/udp_output", "ip_output", "ether_output")
 RECV = ("device intr/read", "netisr/packet filter", "kernel copyout", "mbuf/queue", "ipintr", "tcp/udp_input",
         "wake up user thread", "copyout/exit")
 STAGES = SEND + RECV
 INTERRUPT_LEVEL = RECV[:4]  # run per packet in the receive interrupt
-
-# Table 4, the 1-byte columns: fixed cost of each stage in microseconds (stated).
-FIXED_US = {
-    ("TCP", "library"): (19, 82, 26, 98, 42, 82, 123, 22, 37, 214, 92, 46),
-    ("TCP", "kernel"): (50, 65, 24, 75, 77, 79, 0, 0, 30, 76, 54, 32),
-    ("TCP", "server"): (254, 224, 31, 166, 101, 53, 113, 79, 127, 249, 194, 222),
-    ("UDP", "library"): (6, 18, 17, 105, 39, 58, 107, 20, 35, 103, 73, 21),
-    ("UDP", "kernel"): (65, 70, 22, 74, 74, 83, 0, 0, 30, 67, 70, 27),
-    ("UDP", "server"): (293, 229, 24, 188, 99, 76, 124, 68, 121, 61, 262, 208),
-}
+PATHS = ("library", "kernel", "server")
 
 # What each stage does to every payload byte (paper §4.3): the per-byte cost is
 # the sum of these physical operations. Server RPCs copy data four times (§4.3).
@@ -82,52 +83,97 @@ class System:
     path: str                  # "library", "kernel" or "server"
     packet_filter: str = ""    # library only: "IPC", "SHM" or "SHM-IPF"
     newapi: bool = False
-    recv_buffer_kb: int = 24   # Table 2/3 receive buffer (stated)
 
 
 DECSTATION = (
-    System("Mach 2.5 In-Kernel", "kernel", recv_buffer_kb=24),
-    System("Mach 3.0+UX Server", "server", recv_buffer_kb=24),
-    System("Mach 3.0+UX Library-IPC", "library", "IPC", recv_buffer_kb=24),
-    System("Mach 3.0+UX Library-SHM", "library", "SHM", recv_buffer_kb=120),
-    System("Mach 3.0+UX Library-SHM-IPF", "library", "SHM-IPF", recv_buffer_kb=120),
+    System("Mach 2.5 In-Kernel", "kernel"),
+    System("Mach 3.0+UX Server", "server"),
+    System("Mach 3.0+UX Library-IPC", "library", "IPC"),
+    System("Mach 3.0+UX Library-SHM", "library", "SHM"),
+    System("Mach 3.0+UX Library-SHM-IPF", "library", "SHM-IPF"),
 )
 GATEWAY = (
-    System("Mach 2.5 In-Kernel", "kernel", recv_buffer_kb=8),
-    System("Mach 3.0+UX Server", "server", recv_buffer_kb=16),
-    System("Mach 3.0+UX Library-IPC", "library", "IPC", recv_buffer_kb=24),
-    System("Mach 3.0+UX Library-SHM", "library", "SHM", recv_buffer_kb=24),
+    System("Mach 2.5 In-Kernel", "kernel"),
+    System("Mach 3.0+UX Server", "server"),
+    System("Mach 3.0+UX Library-IPC", "library", "IPC"),
+    System("Mach 3.0+UX Library-SHM", "library", "SHM"),
 )
 NEWAPI = (
-    System("Mach 3.0+UX Library-NEWAPI-IPC", "library", "IPC", True, 24),
-    System("Mach 3.0+UX Library-NEWAPI-SHM", "library", "SHM", True, 120),
-    System("Mach 3.0+UX Library-NEWAPI-SHM-IPF", "library", "SHM-IPF", True, 120),
+    System("Mach 3.0+UX Library-NEWAPI-IPC", "library", "IPC", True),
+    System("Mach 3.0+UX Library-NEWAPI-SHM", "library", "SHM", True),
+    System("Mach 3.0+UX Library-NEWAPI-SHM-IPF", "library", "SHM-IPF", True),
 )
 PLATFORMS = {"DECstation 5000/200": DECSTATION, "Gateway 486": GATEWAY}
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(ModelParams):
     """Inputs of the model. Times in microseconds, per-byte costs in us per byte."""
 
-    device_read_us_per_byte: float = 0.2767   # CALIBRATED: Table 4 kernel UDP device intr/read, 1472 B
-    memcpy_us_per_byte: float = 0.05642       # CALIBRATED: Table 4 server UDP kernel copyout, 1472 B
-    checksum_us_per_byte: float = 0.1380      # CALIBRATED: Table 4 kernel UDP udp_output, 1472 B
-    device_write_us_per_byte: float = 0.06050  # CALIBRATED: Table 4 kernel UDP ether_output, 1472 B
-    ipc_receive_us: float = 116.6             # CALIBRATED: Table 2 DECstation Library-IPC throughput
-    streaming_efficiency: float = 0.9937      # CALIBRATED: Table 2 DECstation Library-SHM-IPF throughput
-    gateway_pio_us_per_byte: float = 1.134    # CALIBRATED: Table 2 Gateway Mach 2.5 UDP RTT, 1472 B
-    ttcp_bytes: int = 16 * 1024 * 1024        # stated §4: ttcp moves 16 MB
-    ttcp_buffer_bytes: int = 8192             # assumed: ttcp's default read/write length
-    mss_bytes: int = 1460                     # stated §4: the largest unfragmented TCP payload
-    ack_every: int = 2                        # assumed: BSD delayed ACK, one ACK per two segments
+    device_read_us_per_byte: float = calibrated(0.2767, gt=0, le=5.0)
+    memcpy_us_per_byte: float = calibrated(0.05642, gt=0, le=5.0)
+    checksum_us_per_byte: float = calibrated(0.1380, gt=0, le=5.0)
+    device_write_us_per_byte: float = calibrated(0.06050, gt=0, le=5.0)
+    ipc_receive_us: float = calibrated(116.6, ge=0, le=10_000)
+    streaming_efficiency: float = calibrated(0.9937, gt=0, le=1.0)
+    gateway_pio_us_per_byte: float = calibrated(1.134, gt=0, le=50.0)
+    ttcp_bytes: int = stated(16 * MiB, "§4: ttcp transfers 16 MB", ge=1460)
+    ttcp_buffer_bytes: int = assumed(8192, "ttcp's default read and write length", ge=1)
+    mss_bytes: int = stated(1460, "§4 and Table 4: 1460 bytes, the largest unfragmented TCP payload", ge=1, le=1460)
+    ack_every: int = assumed(2, "BSD acknowledges every second full-sized segment", ge=1, le=64)
+    table4_one_byte_us: tuple = given((
+        ("TCP", "library", (19, 82, 26, 98, 42, 82, 123, 22, 37, 214, 92, 46)),
+        ("TCP", "kernel", (50, 65, 24, 75, 77, 79, 0, 0, 30, 76, 54, 32)),
+        ("TCP", "server", (254, 224, 31, 166, 101, 53, 113, 79, 127, 249, 194, 222)),
+        ("UDP", "library", (6, 18, 17, 105, 39, 58, 107, 20, 35, 103, 73, 21)),
+        ("UDP", "kernel", (65, 70, 22, 74, 74, 83, 0, 0, 30, 67, 70, 27)),
+        ("UDP", "server", (293, 229, 24, 188, 99, 76, 124, 68, 121, 61, 262, 208)),
+    ), "Table 4, the 1-byte columns: each stage's time (us) for a 1-byte message, in the table's row order")
+    recv_buffer_kb: tuple = given((
+        ("DECstation 5000/200", "Mach 2.5 In-Kernel", 24),
+        ("DECstation 5000/200", "Mach 3.0+UX Server", 24),
+        ("DECstation 5000/200", "Mach 3.0+UX Library-IPC", 24),
+        ("DECstation 5000/200", "Mach 3.0+UX Library-SHM", 120),
+        ("DECstation 5000/200", "Mach 3.0+UX Library-SHM-IPF", 120),
+        ("DECstation 5000/200", "Mach 3.0+UX Library-NEWAPI-IPC", 24),
+        ("DECstation 5000/200", "Mach 3.0+UX Library-NEWAPI-SHM", 120),
+        ("DECstation 5000/200", "Mach 3.0+UX Library-NEWAPI-SHM-IPF", 120),
+        ("Gateway 486", "Mach 2.5 In-Kernel", 8),
+        ("Gateway 486", "Mach 3.0+UX Server", 16),
+        ("Gateway 486", "Mach 3.0+UX Library-IPC", 24),
+        ("Gateway 486", "Mach 3.0+UX Library-SHM", 24),
+    ), "Tables 2 and 3, the receive buffer column (KB): the best buffer the paper found for each system")
 
     def __post_init__(self):
-        require_positive(self)
-        if self.streaming_efficiency > 1:
-            raise ValueError(f"streaming_efficiency must be in (0, 1], got {self.streaming_efficiency!r}")
-        if self.ack_every < 1 or int(self.ack_every) != self.ack_every:
-            raise ValueError(f"ack_every must be an int >= 1, got {self.ack_every!r}")
+        super().__post_init__()
+        _check_table4(self.table4_one_byte_us)
+        for entry in self.recv_buffer_kb:
+            if len(entry) != 3 or not (isinstance(entry[2], int) and entry[2] >= 1):
+                raise ValueError(f"recv_buffer_kb entries must be (platform, system, KB >= 1), got {entry!r}")
+
+    def fixed_us(self, proto: str, path: str) -> dict:
+        """Table 4's 1-byte cost of every stage (us) of one protocol and path."""
+        for p, s, costs in self.table4_one_byte_us:
+            if (p, s) == (proto, path):
+                return dict(zip(STAGES, costs))
+        raise ValueError(f"table4_one_byte_us has no column for ({proto!r}, {path!r})")
+
+    def window_bytes(self, platform: str, system: System) -> int:
+        """The receive window of a configuration: its Table 2/3 receive buffer."""
+        for pf, name, kb in self.recv_buffer_kb:
+            if (pf, name) == (platform, system.name):
+                return kb * 1024
+        raise ValueError(f"recv_buffer_kb has no entry for ({platform!r}, {system.name!r})")
+
+
+def _check_table4(table) -> None:
+    columns = {(p, s) for p, s, _ in table}
+    wanted = {(p, s) for p in HEADERS for s in PATHS}
+    if columns != wanted or len(table) != len(wanted):
+        raise ValueError(f"table4_one_byte_us must hold one column for each of {sorted(wanted)}")
+    for p, s, costs in table:
+        if len(costs) != len(STAGES) or not all(c >= 0 for c in costs):
+            raise ValueError(f"table4_one_byte_us[{p}, {s}] must hold {len(STAGES)} costs >= 0 us, got {costs!r}")
 
 
 CALIBRATION = (
@@ -145,40 +191,59 @@ CALIBRATION = (
 
 # --- the stage model -----------------------------------------------------------
 
-def _per_byte(params: Params, ops, platform: str) -> float:
-    costs = {"device_read": params.device_read_us_per_byte, "memcpy": params.memcpy_us_per_byte,
-             "checksum": params.checksum_us_per_byte, "device_write": params.device_write_us_per_byte}
+def cpu_costs(params: Params, proto: str, platform: str = "DECstation 5000/200") -> CpuCostModel:
+    """What each operation costs on one platform: every stage's fixed cost (as ``"<path>/<stage>"``,
+    Table 4's 1-byte value) and the per-byte physical operations, in seconds."""
+    fixed = {f"{path}/{stage}": us * 1e-6 for path in PATHS for stage, us in params.fixed_us(proto, path).items()}
+    fixed["ipc message"] = params.ipc_receive_us * 1e-6
+    per_byte = {"device_read": params.device_read_us_per_byte, "memcpy": params.memcpy_us_per_byte,
+                "checksum": params.checksum_us_per_byte, "device_write": params.device_write_us_per_byte}
     if platform == "Gateway 486":  # the 3C503 moves every byte by 8-bit programmed I/O
-        costs["device_read"] = costs["device_write"] = params.gateway_pio_us_per_byte
-    return sum(costs[o] for o in ops)
+        per_byte["device_read"] = per_byte["device_write"] = params.gateway_pio_us_per_byte
+    return CpuCostModel(DECSTATION_5000.clock_hz, fixed, {op: us * 1e-6 for op, us in per_byte.items()})
+
+
+def _stage_ops(proto: str, system: System) -> dict:
+    """Per stage: the Table 4 column whose fixed cost it pays, and its per-byte operations."""
+    ops = {s: PER_BYTE_OPS[system.path].get(s, ()) for s in STAGES}
+    ops = {s: (o[proto] if isinstance(o, dict) else o) for s, o in ops.items()}
+    source = {s: system.path for s in STAGES}
+    if system.path == "library" and system.packet_filter in ("SHM", "IPC"):
+        # no integrated filter: the Mach 3.0 kernel first reads the whole packet out of the
+        # device (as it does for the server), then copies it to the library's buffer
+        source["device intr/read"] = "server"
+        ops["device intr/read"] = ("device_read",)
+        ops["kernel copyout"] = ("memcpy",)
+    if system.newapi:  # shared buffers: no copy between the stack and the application
+        ops["copyout/exit"] = ()
+        if proto == "TCP":
+            ops["entry/copyin"] = ()
+    return {s: (source[s], ops[s]) for s in STAGES}
+
+
+def stage_recipes(proto: str, system: System, nbytes: int) -> dict:
+    """The work of every stage for one ``nbytes`` message, one way, as recipes (plus the IPC message)."""
+    if proto not in HEADERS:
+        raise ValueError(f"proto must be 'TCP' or 'UDP', got {proto!r}")
+    if nbytes < 1:
+        raise ValueError(f"nbytes must be >= 1, got {nbytes!r}")
+    out = {}
+    for stage, (source, ops) in _stage_ops(proto, system).items():
+        per_byte = {}
+        for op in ops:
+            per_byte[op] = per_byte.get(op, 0) + (nbytes - 1)
+        out[stage] = Recipe(ops={f"{source}/{stage}": 1}, nbytes=per_byte)
+    if system.packet_filter == "IPC":
+        out["ipc message"] = Recipe(ops={"ipc message": 1})  # one Mach IPC message per packet
+    return out
 
 
 def stage_costs(params: Params, proto: str, system: System, nbytes: int,
                 platform: str = "DECstation 5000/200") -> dict:
     """Microseconds per stage for one message of ``nbytes`` one way (send and receive hosts)."""
-    if proto not in HEADERS:
-        raise ValueError(f"proto must be 'TCP' or 'UDP', got {proto!r}")
-    if nbytes < 1:
-        raise ValueError(f"nbytes must be >= 1, got {nbytes!r}")
-    fixed = dict(zip(STAGES, FIXED_US[(proto, system.path)]))
-    ops = {s: PER_BYTE_OPS[system.path].get(s, ()) for s in STAGES}
-    ops = {s: (o[proto] if isinstance(o, dict) else o) for s, o in ops.items()}
-    extra = {}
-    if system.path == "library" and system.packet_filter in ("SHM", "IPC"):
-        # no integrated filter: the Mach 3.0 kernel first reads the whole packet out of the
-        # device (as it does for the server), then copies it to the library's buffer
-        fixed["device intr/read"] = FIXED_US[(proto, "server")][STAGES.index("device intr/read")]
-        ops["device intr/read"] = ("device_read",)
-        ops["kernel copyout"] = ("memcpy",)
-    if system.packet_filter == "IPC":
-        extra["ipc message"] = params.ipc_receive_us  # one Mach IPC message per packet
-    if system.newapi:  # shared buffers: no copy between the stack and the application
-        ops["copyout/exit"] = ()
-        if proto == "TCP":
-            ops["entry/copyin"] = ()
-    costs = {s: fixed[s] + _per_byte(params, ops[s], platform) * (nbytes - 1) for s in STAGES}
-    costs.update(extra)
-    return costs
+    recipes = stage_recipes(proto, system, nbytes)
+    cpu = cpu_costs(params, proto, platform)
+    return {s: r.seconds(cpu) * 1e6 for s, r in recipes.items()}
 
 
 def wire_us(proto: str, nbytes: int) -> float:
@@ -202,87 +267,118 @@ def rtt_ms(params: Params, proto: str, system: System, nbytes: int, platform="DE
 
 # --- ttcp ------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class TtcpCosts:
+    """CPU seconds of each piece of work in a ttcp run, on the sending and receiving hosts."""
+
+    send_s: float       # sender: one data segment, from write() to the device
+    irq_s: float        # receiver, interrupt level: one data segment
+    proto_s: float      # receiver, protocol thread: one data segment up to the reader's copy
+    wakeup_s: float     # receiver: waking the protocol thread, once per batch
+    ack_send_s: float   # receiver: one bare ACK, made inside the stack
+    ack_recv_s: float   # sender: one ACK, interrupt to TCP
+
+    @classmethod
+    def of(cls, params: Params, system: System, platform: str) -> "TtcpCosts":
+        """The costs of one configuration: stage recipes for an MSS segment and for a bare ACK."""
+        cpu = cpu_costs(params, "TCP", platform)
+        data = stage_recipes("TCP", system, params.mss_bytes)
+        bare = stage_recipes("TCP", system, 1)
+        per_call = params.mss_bytes / params.ttcp_buffer_bytes
+
+        def amortised(stage):  # the fixed part of read() or write() is paid once per ttcp buffer
+            return bare[stage] * per_call + Recipe(nbytes=data[stage].nbytes)
+
+        def seconds(*recipes):
+            return params.streaming_efficiency * sum(r.seconds(cpu) for r in recipes)
+
+        ipc = ("ipc message",) if "ipc message" in data else ()
+        return cls(
+            send_s=seconds(amortised("entry/copyin"), *(data[s] for s in SEND[1:])),
+            irq_s=seconds(*(data[s] for s in INTERRUPT_LEVEL)),
+            proto_s=seconds(*(data[s] for s in ("ipintr", "tcp/udp_input") + ipc), amortised("copyout/exit")),
+            wakeup_s=seconds(data["wake up user thread"]),
+            ack_send_s=seconds(*(bare[s] for s in SEND[1:])),
+            ack_recv_s=seconds(*(bare[s] for s in INTERRUPT_LEVEL + ("ipintr", "tcp/udp_input") + ipc)),
+        )
+
+
+class Ttcp:
+    """A discrete-event ttcp run: a sender streams ``segments`` MSS segments to a receiver.
+
+    The sender stops when a window's worth is unacknowledged. At the receiver
+    each segment pays its interrupt-level work, then joins the protocol
+    thread's queue; the thread, woken only when it was asleep, runs TCP and
+    sends an ACK every ``ack_every`` segments.
+    """
+
+    def __init__(self, costs: TtcpCosts, *, segments: int, mss: int, window: int, ack_every: int):
+        self.sim = sim = Simulation()
+        self.costs, self.segments, self.mss, self.window, self.ack_every = costs, segments, mss, window, ack_every
+        self.link = sim.link(ETHERNET_10)
+        self.sender_cpu = CpuAccount(sim, resource=sim.resource(1))
+        self.receiver_cpu = CpuAccount(sim, resource=sim.resource(1))
+        self.in_flight = 0            # bytes sent and not yet acknowledged
+        self.received = 0             # segments through the receiver's TCP
+        self.acked = 0                # segments acknowledged at the sender
+        self.queued = 0               # segments waiting for the protocol thread
+        self.thread_awake = False
+        self.window_open = None
+        self.done = sim.event()
+
+    def run(self) -> float:
+        """Simulated seconds until the last segment is acknowledged."""
+        self.sim.process(self.sender())
+        self.sim.run(until=self.done)
+        return self.sim.now
+
+    def sender(self):
+        for _ in range(self.segments):
+            while self.in_flight + self.mss > self.window:
+                self.window_open = self.sim.event()
+                yield self.window_open
+            yield from self.sender_cpu.hold("send", self.costs.send_s)
+            self.in_flight += self.mss
+            self.sim.process(self.arrive(self.link.send(self.mss + HEADERS["TCP"])))
+
+    def arrive(self, frame):
+        yield frame
+        yield from self.receiver_cpu.hold("interrupt", self.costs.irq_s)
+        self.queued += 1
+        if not self.thread_awake:
+            self.thread_awake = True
+            self.sim.process(self.protocol_thread())
+
+    def protocol_thread(self):
+        yield from self.receiver_cpu.hold("wakeup", self.costs.wakeup_s)  # paid once per batch
+        while self.queued:
+            self.queued -= 1
+            yield from self.receiver_cpu.hold("protocol", self.costs.proto_s)
+            self.received += 1
+            if self.received % self.ack_every == 0 or self.received == self.segments:
+                n = self.received % self.ack_every or self.ack_every
+                yield from self.receiver_cpu.hold("ack", self.costs.ack_send_s)
+                self.sim.process(self.ack(self.link.send(HEADERS["TCP"]), n))
+        self.thread_awake = False
+
+    def ack(self, frame, n):
+        yield frame
+        yield from self.sender_cpu.hold("ack", self.costs.ack_recv_s)
+        self.in_flight -= n * self.mss
+        self.acked += n
+        if self.window_open is not None and not self.window_open.triggered:
+            self.window_open.succeed()
+        if self.acked == self.segments:
+            self.done.succeed()
+
+
 def ttcp_throughput(params: Params, system: System, platform="DECstation 5000/200", *, quick=False) -> float:
     """KB/s (KB = 1024 bytes, as ttcp prints) of a discrete-event ttcp run."""
-    p, eff = params, params.streaming_efficiency
-    mss = p.mss_bytes
-    total = (1024 * 1024 if quick else p.ttcp_bytes) // mss * mss
-    segs = total // mss
-    window = system.recv_buffer_kb * 1024
-    data = stage_costs(p, "TCP", system, mss, platform)
-    # the fixed part of a read() or write() is paid once per ttcp buffer, its copies per byte
-    per_call = mss / p.ttcp_buffer_bytes
-    fixed = stage_costs(p, "TCP", system, 1, platform)
-
-    def amortised(stage):
-        return fixed[stage] * per_call + (data[stage] - fixed[stage])
-
-    us = 1e-6 * eff
-    send_cost = us * (amortised("entry/copyin") + sum(data[s] for s in SEND[1:]))
-    irq_cost = us * sum(data[s] for s in INTERRUPT_LEVEL)
-    proto_cost = us * (data["ipintr"] + data["tcp/udp_input"] + data.get("ipc message", 0)
-                       + amortised("copyout/exit"))
-    wakeup_cost = us * data["wake up user thread"]
-    ack_send_cost = us * sum(fixed[s] for s in SEND[1:])  # a bare ACK, made inside the stack: no entry
-    ack_recv_cost = us * (sum(fixed[s] for s in INTERRUPT_LEVEL) + fixed["ipintr"] + fixed["tcp/udp_input"]
-                          + fixed.get("ipc message", 0))
-    data_bytes = mss + HEADERS["TCP"]
-    ack_bytes = HEADERS["TCP"]
-
-    sim = Simulation()
-    link = sim.link(ETHERNET_10)
-    cpu_s, cpu_r = sim.resource(1), sim.resource(1)
-    state = {"in_flight": 0, "received": 0, "acked_segments": 0, "queue": 0, "thread_awake": False,
-             "window_open": None, "done": sim.event()}
-
-    def hold(cpu, seconds):
-        req = cpu.request()
-        yield req
-        yield sim.timeout(seconds)
-        cpu.release(req)
-
-    def sender():
-        for _ in range(segs):
-            while state["in_flight"] + mss > window:
-                state["window_open"] = sim.event()
-                yield state["window_open"]
-            yield from hold(cpu_s, send_cost)
-            state["in_flight"] += mss
-            sim.process(arrive(link.send(data_bytes)))
-
-    def arrive(frame):
-        yield frame
-        yield from hold(cpu_r, irq_cost)
-        state["queue"] += 1
-        if not state["thread_awake"]:
-            state["thread_awake"] = True
-            sim.process(protocol_thread())
-
-    def protocol_thread():
-        yield from hold(cpu_r, wakeup_cost)  # woken from sleep: paid once per batch
-        while state["queue"]:
-            state["queue"] -= 1
-            yield from hold(cpu_r, proto_cost)
-            state["received"] += 1
-            if state["received"] % p.ack_every == 0 or state["received"] == segs:
-                n = p.ack_every if state["received"] % p.ack_every == 0 else state["received"] % p.ack_every
-                yield from hold(cpu_r, ack_send_cost)
-                sim.process(ack_arrives(link.send(ack_bytes), n))
-        state["thread_awake"] = False
-
-    def ack_arrives(frame, n):
-        yield frame
-        yield from hold(cpu_s, ack_recv_cost)
-        state["in_flight"] -= n * mss
-        state["acked_segments"] += n
-        if state["window_open"] is not None and not state["window_open"].triggered:
-            state["window_open"].succeed()
-        if state["acked_segments"] == segs:
-            state["done"].succeed()
-
-    sim.process(sender())
-    sim.run(until=state["done"])
-    return total / sim.now / 1024
+    mss = params.mss_bytes
+    total = (1 * MiB if quick else params.ttcp_bytes) // mss * mss
+    run = Ttcp(TtcpCosts.of(params, system, platform), segments=total // mss, mss=mss,
+               window=params.window_bytes(platform, system), ack_every=params.ack_every)
+    return total / run.run() / 1024
 
 
 # --- the artifacts ---------------------------------------------------------------------
@@ -298,7 +394,8 @@ def _table(params, rows, quick):
     for platform, system in rows:
         out.append({"platform": platform, "system": system.name,
                     "tcp_throughput_KB_per_s": ttcp_throughput(params, system, platform, quick=quick),
-                    "recv_buffer_KB": system.recv_buffer_kb, **_latency_row(params, system, platform)})
+                    "recv_buffer_KB": params.window_bytes(platform, system) // 1024,
+                    **_latency_row(params, system, platform)})
     return pd.DataFrame(out).set_index(["platform", "system"])
 
 
