@@ -1,8 +1,9 @@
 """Protocol Service Decomposition (Maeda & Bershad, CMU-CS-93-131 / SOSP 1993).
 
-Regenerates Table 2 (TCP throughput, TCP and UDP round trips; DECstation
-5000/200 and Gateway 486 rows), Table 3 (the NEWAPI rows) and Table 4 (the
-per-layer breakdown, as the model's own accounting of where time goes).
+Regenerates Table 2 (TCP throughput, receive buffer, TCP and UDP round trips;
+every DECstation 5000/200 and Gateway 486 row), Table 3 (the NEWAPI rows and
+the two in-kernel rows it reprints) and Table 4 (the per-layer breakdown, as
+the model's own accounting of where time goes).
 
 First principles. Each configuration (in-kernel, UX server, library with the
 IPC, SHM or SHM-IPF packet filter, NEWAPI) is a path of stages. A stage costs
@@ -10,10 +11,12 @@ its fixed time (Table 4's 1-byte column, an input) plus, per payload byte, the
 physical operations the paper says it performs: device-memory reads, memory
 copies, checksums and device writes. Each stage is a :class:`pysim.sw.Recipe`
 priced on a :class:`pysim.hw.CpuCostModel`, so SHM, SHM-IPF and NEWAPI are
-derived by adding, moving or removing copies, not fitted one by one. Wire
-times come from the C Ethernet model (0.8 us a byte on the wire at 10
-Mbit/s). Round trips are a ping-pong: twice the one-way sum. Throughput is a
-discrete-event ttcp run on the pysim engine (:class:`Ttcp`): two CPUs, one
+derived by adding, moving or removing copies, not fitted one by one. Ultrix
+4.2A, 386BSD and BNR2SS, which Table 4 does not break down, get the path of
+the stack §4 says they run (4.3BSD in the kernel, BNR2 in the kernel, BNR2 in
+a single server). Wire times come from the C Ethernet model (0.8 us a byte at
+10 Mbit/s). Round trips are a ping-pong: twice the one-way sum. Throughput is
+a discrete-event ttcp run on the pysim engine (:class:`Ttcp`): two CPUs, one
 shared 10 Mbit/s segment, MSS 1460, the receive window of Table 2, an ACK
 every second segment, interrupt-level work per packet and a protocol thread
 that pays its wakeup only when it was asleep, so batching under load emerges
@@ -26,15 +29,21 @@ the Mach IPC receive cost per packet (Table 2 Library-IPC throughput: the
 paper blames the IPC on the receiver's critical path for that row) and the
 Gateway's 8-bit PIO cost per byte (Table 2 Gateway Mach 2.5 UDP 1472).
 
-Inputs: Table 4's 1-byte stage costs and Table 2's receive buffer sizes.
+Inputs (see INPUTS): Table 4's 1-byte stage costs and Table 2's receive
+buffers; every cell that is arithmetic on them alone (the 1-byte columns'
+totals, full-size stages with no per-byte work, transit times, 1-byte round
+trips) is counted as an input too. Mechanism switches (decomposed,
+ipc_per_packet, integrated_filter, shared_buffers, gateway_8bit_card) are the
+COUNTERFACTUALS the paper's claims are tested against.
 
-Not reproduced: the Ultrix 4.2A, 386BSD and BNR2SS rows (no breakdown of
-those systems exists to build a path from), collisions on the Ethernet, and
-the TCP ACKs that make the paper's TCP breakdown approximate.
+Not reproduced: collisions on the Ethernet, the TCP ACKs that make the
+paper's TCP breakdown approximate, the Gateway's own per-message costs, and
+whatever makes Ultrix, 386BSD and BNR2SS differ from the stacks whose paths
+they borrow.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -42,7 +51,7 @@ import pandas as pd
 from pysim.engine import Simulation
 from pysim.hw import CpuCostModel, catalog
 from pysim.hw.catalog import ETHERNET_10
-from pysim.models import Fit
+from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, given, stated
 from pysim.sw import CpuAccount, Recipe
 from pysim.units import MiB
@@ -87,6 +96,7 @@ class System:
 
 DECSTATION = (
     System("Mach 2.5 In-Kernel", "kernel"),
+    System("Ultrix 4.2A In-Kernel", "kernel"),          # §4: the same 4.3BSD code, in the kernel
     System("Mach 3.0+UX Server", "server"),
     System("Mach 3.0+UX Library-IPC", "library", "IPC"),
     System("Mach 3.0+UX Library-SHM", "library", "SHM"),
@@ -94,7 +104,9 @@ DECSTATION = (
 )
 GATEWAY = (
     System("Mach 2.5 In-Kernel", "kernel"),
+    System("386BSD In-Kernel", "kernel"),               # §4: BNR2 code, in the kernel
     System("Mach 3.0+UX Server", "server"),
+    System("Mach 3.0+BNR2SS Server", "server"),         # §4: BNR2 code, in a single server
     System("Mach 3.0+UX Library-IPC", "library", "IPC"),
     System("Mach 3.0+UX Library-SHM", "library", "SHM"),
 )
@@ -103,7 +115,14 @@ NEWAPI = (
     System("Mach 3.0+UX Library-NEWAPI-SHM", "library", "SHM", True),
     System("Mach 3.0+UX Library-NEWAPI-SHM-IPF", "library", "SHM-IPF", True),
 )
+TABLE3 = DECSTATION[:2] + NEWAPI  # Table 3 reprints the two in-kernel rows of Table 2
 PLATFORMS = {"DECstation 5000/200": DECSTATION, "Gateway 486": GATEWAY}
+# Table 4's three stacks (the library with the SHM-IPF filter) and its message sizes
+TABLE4_SYSTEMS = {"lib": System("library", "library", "SHM-IPF"), "kernel": System("kernel", "kernel"),
+                  "server": System("server", "server")}
+TABLE4_SIZES = {"TCP": (1, 1460), "UDP": (1, 1472)}
+TOTALS = ("Send Path Total", "Receive Path Total", "Network Transit Time", "Total")
+TABLE4_ROWS = SEND + TOTALS[:1] + RECV + TOTALS[1:]
 
 
 @dataclass(frozen=True)
@@ -121,6 +140,14 @@ class Params(ModelParams):
     ttcp_buffer_bytes: int = assumed(8192, "ttcp's default read and write length", ge=1)
     mss_bytes: int = stated(1460, "§4 and Table 4: 1460 bytes, the largest unfragmented TCP payload", ge=1, le=1460)
     ack_every: int = assumed(2, "BSD acknowledges every second full-sized segment", ge=1, le=64)
+    decomposed: bool = stated(True, "§3.1: the library runs send and receive in the application "
+                                    "(False: the protocols stay in the UX server, the baseline)")
+    ipc_per_packet: bool = stated(True, "§4.1: Library-IPC's packet filter sends each packet in a Mach IPC "
+                                        "message of its own")
+    integrated_filter: bool = stated(True, "§4.1: SHM-IPF's packet filter copies a packet straight from the "
+                                           "device into the application")
+    shared_buffers: bool = stated(True, "§4.2: NEWAPI shares buffers between the protocol and the application")
+    gateway_8bit_card: bool = stated(True, "Table 2 caption: the Gateway's 3C503 moves data 8 bits at a time")
     table4_one_byte_us: tuple = given((
         ("TCP", "library", (19, 82, 26, 98, 42, 82, 123, 22, 37, 214, 92, 46)),
         ("TCP", "kernel", (50, 65, 24, 75, 77, 79, 0, 0, 30, 76, 54, 32)),
@@ -131,6 +158,7 @@ class Params(ModelParams):
     ), "Table 4, the 1-byte columns: each stage's time (us) for a 1-byte message, in the table's row order")
     recv_buffer_kb: tuple = given((
         ("DECstation 5000/200", "Mach 2.5 In-Kernel", 24),
+        ("DECstation 5000/200", "Ultrix 4.2A In-Kernel", 16),
         ("DECstation 5000/200", "Mach 3.0+UX Server", 24),
         ("DECstation 5000/200", "Mach 3.0+UX Library-IPC", 24),
         ("DECstation 5000/200", "Mach 3.0+UX Library-SHM", 120),
@@ -139,7 +167,9 @@ class Params(ModelParams):
         ("DECstation 5000/200", "Mach 3.0+UX Library-NEWAPI-SHM", 120),
         ("DECstation 5000/200", "Mach 3.0+UX Library-NEWAPI-SHM-IPF", 120),
         ("Gateway 486", "Mach 2.5 In-Kernel", 8),
+        ("Gateway 486", "386BSD In-Kernel", 8),
         ("Gateway 486", "Mach 3.0+UX Server", 16),
+        ("Gateway 486", "Mach 3.0+BNR2SS Server", 12),
         ("Gateway 486", "Mach 3.0+UX Library-IPC", 24),
         ("Gateway 486", "Mach 3.0+UX Library-SHM", 24),
     ), "Tables 2 and 3, the receive buffer column (KB): the best buffer the paper found for each system")
@@ -188,6 +218,19 @@ CALIBRATION = (
     Fit("gateway_pio_us_per_byte", "table2", "Gateway 486 / Mach 2.5 In-Kernel", "udp_rtt_ms_1472B", (0.1, 5.0)),
 )
 
+COUNTERFACTUALS = (
+    Counterfactual("no-decomposition", {"decomposed": False},
+                   "the baseline Mach 3.0 system: every library configuration runs the UX server's stack"),
+    Counterfactual("coalesced-ipc", {"ipc_per_packet": False},
+                   "Library-IPC's packet filter hands packets over without an IPC message for each"),
+    Counterfactual("no-integrated-filter", {"integrated_filter": False},
+                   "SHM-IPF without the filter in the driver: the kernel reads and copies every packet first"),
+    Counterfactual("no-shared-buffers", {"shared_buffers": False},
+                   "NEWAPI without its shared buffers: the socket interface's copies stay"),
+    Counterfactual("wide-gateway-card", {"gateway_8bit_card": False},
+                   "the Gateway with a card that moves bytes as fast as the DECstation's Lance"),
+)
+
 
 # --- the stage model -----------------------------------------------------------
 
@@ -198,9 +241,21 @@ def cpu_costs(params: Params, proto: str, platform: str = "DECstation 5000/200")
     fixed["ipc message"] = params.ipc_receive_us * 1e-6
     per_byte = {"device_read": params.device_read_us_per_byte, "memcpy": params.memcpy_us_per_byte,
                 "checksum": params.checksum_us_per_byte, "device_write": params.device_write_us_per_byte}
-    if platform == "Gateway 486":  # the 3C503 moves every byte by 8-bit programmed I/O
+    if platform == "Gateway 486" and params.gateway_8bit_card:  # every byte by 8-bit programmed I/O
         per_byte["device_read"] = per_byte["device_write"] = params.gateway_pio_us_per_byte
     return CpuCostModel(DECSTATION_5000.clock_hz, fixed, {op: us * 1e-6 for op, us in per_byte.items()})
+
+
+def configure(params: Params, system: System) -> System:
+    """The system as the mechanism switches of ``params`` leave it (see COUNTERFACTUALS)."""
+    if system.path != "library":
+        return system
+    if not params.decomposed:
+        return replace(system, path="server", packet_filter="", newapi=False)
+    pf = system.packet_filter
+    if (pf == "IPC" and not params.ipc_per_packet) or (pf == "SHM-IPF" and not params.integrated_filter):
+        pf = "SHM"
+    return replace(system, packet_filter=pf, newapi=system.newapi and params.shared_buffers)
 
 
 def _stage_ops(proto: str, system: System) -> dict:
@@ -241,7 +296,7 @@ def stage_recipes(proto: str, system: System, nbytes: int) -> dict:
 def stage_costs(params: Params, proto: str, system: System, nbytes: int,
                 platform: str = "DECstation 5000/200") -> dict:
     """Microseconds per stage for one message of ``nbytes`` one way (send and receive hosts)."""
-    recipes = stage_recipes(proto, system, nbytes)
+    recipes = stage_recipes(proto, configure(params, system), nbytes)
     cpu = cpu_costs(params, proto, platform)
     return {s: r.seconds(cpu) * 1e6 for s, r in recipes.items()}
 
@@ -265,6 +320,56 @@ def rtt_ms(params: Params, proto: str, system: System, nbytes: int, platform="DE
     return 2 * one_way_us(params, proto, system, nbytes, platform)["total"] / 1000
 
 
+# --- the cells the model takes as given ---------------------------------------------
+
+def _row_label(platform: str, system: System) -> str:
+    return f"{platform} / {system.name}"
+
+
+def _table4_echoes() -> tuple:
+    """Table 4 cells at full size that are their 1-byte input unchanged (stages with no per-byte
+    work) or the frame's length at 0.8 us a byte (the transit time)."""
+    out = []
+    for proto, (_, big) in TABLE4_SIZES.items():
+        for short, system in TABLE4_SYSTEMS.items():
+            column = f"{proto}_{short}_{big}B"
+            out += [("table4", stage, column) for stage, (_, ops) in _stage_ops(proto, system).items() if not ops]
+            out.append(("table4", "Network Transit Time", column))
+    return tuple(out)
+
+
+def _one_byte_round_trips() -> tuple:
+    """Table 2 and 3 cells whose value is twice a one-way sum of Table 4's 1-byte costs and the wire."""
+    params, out = Params(), []
+    for artifact, rows in (("table2", [(pf, s) for pf, systems in PLATFORMS.items() for s in systems]),
+                           ("table3", [("DECstation 5000/200", s) for s in TABLE3])):
+        for platform, system in rows:
+            ops = {op for proto in HEADERS for r in stage_recipes(proto, configure(params, system), 1).values()
+                   for op in r.ops}
+            if all(op.split("/")[0] in PATHS for op in ops):  # only Table 4's fixed costs
+                label = _row_label(platform, system)
+                out += [(artifact, label, "tcp_rtt_ms_1B"), (artifact, label, "udp_rtt_ms_1B")]
+    return tuple(out)
+
+
+INPUTS = (
+    Inputs(("table4_one_byte_us",), cells("table4", TABLE4_ROWS, [f"{p}_{short}_1B" for p in HEADERS
+                                                                   for short in TABLE4_SYSTEMS]),
+           "Table 4's 1-byte columns are the model's stage costs; their totals and the 51 us transit "
+           "follow by arithmetic"),
+    Inputs(("table4_one_byte_us",), _table4_echoes(),
+           "a stage that does no per-byte work keeps its 1-byte cost at full size, and the transit time "
+           "is the frame's length at 0.8 us a byte: arithmetic on inputs and on the Ethernet standard"),
+    Inputs(("table4_one_byte_us",), _one_byte_round_trips(),
+           "a 1-byte round trip is twice the 1-byte one-way sum of Table 4 and the wire"),
+    Inputs(("recv_buffer_kb",),
+           tuple(("table2", _row_label(pf, s), "recv_buffer_KB") for pf, systems in PLATFORMS.items()
+                 for s in systems)
+           + tuple(("table3", _row_label("DECstation 5000/200", s), "recv_buffer_KB") for s in TABLE3),
+           "the receive buffer column is the window the ttcp runs use"),
+)
+
+
 # --- ttcp ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -282,6 +387,7 @@ class TtcpCosts:
     def of(cls, params: Params, system: System, platform: str) -> "TtcpCosts":
         """The costs of one configuration: stage recipes for an MSS segment and for a bare ACK."""
         cpu = cpu_costs(params, "TCP", platform)
+        system = configure(params, system)
         data = stage_recipes("TCP", system, params.mss_bytes)
         bare = stage_recipes("TCP", system, 1)
         per_call = params.mss_bytes / params.ttcp_buffer_bytes
@@ -411,32 +517,51 @@ def table2(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
 def table3(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     """Table 3: the library with the NEWAPI socket interface (DECstation), same columns as Table 2."""
     params = params or Params()
-    return _table(params, [("DECstation 5000/200", s) for s in NEWAPI], quick)
+    return _table(params, [("DECstation 5000/200", s) for s in TABLE3], quick)
 
 
 def table4(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     """Table 4: microseconds per stage, one way, by protocol, stack and message size (DECstation)."""
     params = params or Params()
-    systems = {"lib": System("library", "library", "SHM-IPF"), "kernel": System("kernel", "kernel"),
-               "server": System("server", "server")}
     cols = {}
-    for proto, big in (("TCP", 1460), ("UDP", 1472)):
-        for short, system in systems.items():
-            for n in (1, big):
+    for proto, sizes in TABLE4_SIZES.items():
+        for short, system in TABLE4_SYSTEMS.items():
+            for n in sizes:
                 c = stage_costs(params, proto, system, n)
                 w = one_way_us(params, proto, system, n)
                 col = {s: c[s] for s in STAGES}
                 col.update({"Send Path Total": w["send"], "Receive Path Total": w["receive"],
                             "Network Transit Time": w["transit"], "Total": w["total"]})
                 cols[f"{proto}_{short}_{n}B"] = col
-    order = list(SEND) + ["Send Path Total"] + list(RECV) + ["Receive Path Total", "Network Transit Time", "Total"]
-    df = pd.DataFrame(cols).loc[order]
+    df = pd.DataFrame(cols).loc[list(TABLE4_ROWS)]
     df.index.name = "component"
     return df
 
 
-def boundary_crossings(system: System, proto: str) -> int:
-    """Protection-boundary crossings on a one-way path (Table 4's asterisks, §4.3)."""
+# --- for the notebook ------------------------------------------------------------------
+
+def setup_table() -> pd.DataFrame:
+    """The two platforms and the network, from the hardware catalog, each number with its source."""
+    rows = [{"machine": m.name, "cpu": m.cpu, "clock_MHz": m.clock_hz / 1e6, "nic": m.nic,
+             "source": m.sources["clock_hz"]} for m in (DECSTATION_5000, catalog.get("Gateway 486/33"))]
+    rows.append({"machine": "network", "cpu": "", "clock_MHz": None,
+                 "nic": f"Ethernet, {ETHERNET_10.bits_per_s / 1e6:g} Mbit/s, one private segment",
+                 "source": "IEEE 802.3; §4: a private network"})
+    return pd.DataFrame(rows).set_index("machine")
+
+
+def paths_table(proto: str = "UDP", systems=DECSTATION[:1] + DECSTATION[2:] + NEWAPI[-1:]) -> pd.DataFrame:
+    """For every stage and configuration: whose Table 4 fixed cost it pays, and its per-byte operations."""
+    params, cols = Params(), {}
+    for system in systems:
+        ops = _stage_ops(proto, configure(params, system))
+        cols[system.name.replace("Mach 3.0+UX ", "")] = {
+            stage: source + "".join(f" + {op}" for op in per_byte) for stage, (source, per_byte) in ops.items()}
+    return pd.DataFrame(cols).rename_axis("stage")
+
+
+def boundary_crossings(system: System) -> int:
+    """Protection-boundary crossings on a one-way path (Table 4's asterisks, §4.3; one more per IPC message)."""
     marks = {"kernel": ("entry/copyin", "copyout/exit"),
              "server": ("entry/copyin", "ether_output", "kernel copyout", "copyout/exit"),
              "library": ("ether_output", "kernel copyout")}[system.path]
@@ -444,9 +569,25 @@ def boundary_crossings(system: System, proto: str) -> int:
 
 
 def crossings_table() -> pd.DataFrame:
-    """Crossings per one-way message for each DECstation system (for the notebook's discussion)."""
-    rows = [{"system": s.name, "crossings": boundary_crossings(s, "UDP")} for s in DECSTATION + NEWAPI]
+    """Crossings per one-way message for each DECstation configuration."""
+    rows = [{"system": s.name, "crossings": boundary_crossings(s)} for s in DECSTATION + NEWAPI]
     return pd.DataFrame(rows).set_index("system")
+
+
+def then_and_now(rtt_now_us: pd.Series, memcpy_bytes_per_s: float, params: Params | None = None) -> pd.DataFrame:
+    """The in-kernel UDP round trip and a 1472-byte copy: the model's DECstation beside this machine.
+
+    ``rtt_now_us`` is measured round trips (us) by message size; ``memcpy_bytes_per_s`` a measured copy rate.
+    """
+    params = params or Params()
+    kernel = DECSTATION[0]
+    rows = [{"quantity": f"UDP round trip, {n} B", "then_us": rtt_ms(params, "UDP", kernel, int(n)) * 1000,
+             "now_us": float(v)} for n, v in rtt_now_us.items()]
+    rows.append({"quantity": "memory copy of 1472 B", "then_us": params.memcpy_us_per_byte * 1472,
+                 "now_us": 1472 / memcpy_bytes_per_s * 1e6})
+    out = pd.DataFrame(rows).set_index("quantity")
+    out["speed_up"] = out["then_us"] / out["now_us"]
+    return out
 
 
 def rtt_curve(params: Params | None = None, systems=DECSTATION, proto="UDP", sizes=None) -> pd.DataFrame:

@@ -1,51 +1,40 @@
-"""Mechanism checks of the protocol-path model (sosp93_maeda)."""
+"""Mechanism checks of the protocol-path model (sosp93_maeda): hand calculations, closed forms and SimPy."""
 import dataclasses
 
 import pytest
+import simpy
 
+from pysim import ledger, params as P_
 from pysim.hw.catalog import ETHERNET_10
+from pysim.models import input_cells
 from pysim.models import sosp93_maeda as m
 
 P = m.Params()
-LIB = m.DECSTATION[-1]
-KERNEL, SERVER, IPC, SHM = m.DECSTATION[:4]
+KERNEL, ULTRIX, SERVER, IPC, SHM, LIB = m.DECSTATION
+GATEWAY = "Gateway 486"
 
 
-@pytest.mark.parametrize("proto, n", [("TCP", 1), ("TCP", 1460), ("UDP", 1), ("UDP", 700)])
-@pytest.mark.parametrize("system", m.DECSTATION + m.NEWAPI, ids=lambda s: s.name)
-def test_one_way_totals_add_up_to_the_reported_latency(system, proto, n):
-    c = m.stage_costs(P, proto, system, n)
-    w = m.one_way_us(P, proto, system, n)
-    assert w["send"] + w["receive"] + w["transit"] == pytest.approx(w["total"])
-    assert sum(c.values()) + w["transit"] == pytest.approx(w["total"])
-    assert m.rtt_ms(P, proto, system, n) == pytest.approx(2 * w["total"] / 1000)
-
-
-def test_one_byte_costs_are_the_stated_inputs():
-    t4 = m.table4()
-    for proto, path, fixed in P.table4_one_byte_us:
-        short = {"library": "lib"}.get(path, path)
-        assert list(t4.loc[list(m.STAGES), f"{proto}_{short}_1B"]) == pytest.approx(fixed)
-
+# --- the stage model: hand calculations ------------------------------------------------
 
 def test_wire_time_is_exact_ethernet_arithmetic():
     assert m.wire_us("TCP", 1460) == pytest.approx(1214.4)  # 1518-byte frame at 0.8 us/byte
     assert m.wire_us("UDP", 1) == pytest.approx(51.2)       # padded to the 64-byte minimum
 
 
-def test_server_copies_four_times_what_the_kernel_copies_once():
+def test_server_rpc_copies_the_data_four_times_the_kernel_once():
     n = 1001
     slope = {s.path: (m.stage_costs(P, "UDP", s, n)["entry/copyin"] - m.stage_costs(P, "UDP", s, 1)["entry/copyin"])
              / (n - 1) for s in (KERNEL, SERVER)}
-    assert slope["server"] == pytest.approx(4 * slope["kernel"]) == pytest.approx(4 * P.memcpy_us_per_byte)
+    assert slope["kernel"] == pytest.approx(P.memcpy_us_per_byte)
+    assert slope["server"] == pytest.approx(4 * P.memcpy_us_per_byte)
 
 
-def test_integrated_filter_removes_exactly_one_device_read_and_one_copy():
+def test_integrated_filter_saves_the_kernel_read_fixed_cost_and_one_copy():
     n = 1472
     gap = m.one_way_us(P, "UDP", SHM, n)["total"] - m.one_way_us(P, "UDP", LIB, n)["total"]
     fixed_gap = P.fixed_us("UDP", "server")["device intr/read"] - P.fixed_us("UDP", "library")["device intr/read"]
-    assert gap == pytest.approx(fixed_gap + (n - 1) * (P.device_read_us_per_byte + P.memcpy_us_per_byte
-                                                       - P.device_read_us_per_byte))
+    # SHM reads the device in the interrupt and copies to the library; SHM-IPF reads the device once
+    assert gap == pytest.approx(fixed_gap + (n - 1) * P.memcpy_us_per_byte)
 
 
 def test_newapi_drops_only_the_socket_copy():
@@ -55,11 +44,109 @@ def test_newapi_drops_only_the_socket_copy():
     assert old - new == pytest.approx(2 * (n - 1) * P.memcpy_us_per_byte / 1000)
 
 
+def test_a_one_byte_round_trip_is_twice_table4s_one_byte_total():
+    for proto, path, costs in P.table4_one_byte_us:
+        system = {"library": LIB, "kernel": KERNEL, "server": SERVER}[path]
+        assert m.rtt_ms(P, proto, system, 1) == pytest.approx(2 * (sum(costs) + 51.2) / 1000)
+
+
+# --- ttcp: closed forms and a SimPy peer ------------------------------------------------
+
+def run_ttcp(costs, *, segments=400, window_segments=64, ack_every=2, mss=1460):
+    return m.Ttcp(costs, segments=segments, mss=mss, window=window_segments * mss, ack_every=ack_every).run()
+
+
 def test_free_cpu_leaves_ttcp_bound_by_the_wire():
     fast = dataclasses.replace(P, streaming_efficiency=1e-6)
     kbps = m.ttcp_throughput(fast, LIB, quick=True)
-    per_segment = (ETHERNET_10.message_occupancy_s(1460 + 40) + ETHERNET_10.message_occupancy_s(40) / 2)
+    per_segment = ETHERNET_10.message_occupancy_s(1460 + 40) + ETHERNET_10.message_occupancy_s(40) / 2
     assert kbps == pytest.approx(1460 / per_segment / 1024, rel=0.01)
+
+
+def test_stop_and_wait_takes_the_sum_of_every_step_per_segment():
+    costs = m.TtcpCosts(send_s=1e-4, irq_s=2e-4, proto_s=3e-4, wakeup_s=5e-5, ack_send_s=4e-5, ack_recv_s=6e-5)
+    gap = 8 * ETHERNET_10.gap_bytes / ETHERNET_10.bits_per_s
+    data = ETHERNET_10.message_occupancy_s(1500) - gap
+    ack = ETHERNET_10.message_occupancy_s(40) - gap
+    per_segment = (costs.send_s + data + costs.irq_s + costs.wakeup_s + costs.proto_s + costs.ack_send_s + ack
+                   + costs.ack_recv_s)
+    assert run_ttcp(costs, segments=50, window_segments=1, ack_every=1) == pytest.approx(50 * per_segment)
+
+
+def test_a_busy_receiver_runs_at_its_cpu_time_per_segment_and_wakes_once():
+    costs = m.TtcpCosts(send_s=1e-4, irq_s=8e-4, proto_s=9e-4, wakeup_s=1e-3, ack_send_s=2e-4, ack_recv_s=1e-4)
+    n = 2000
+    per_segment = costs.irq_s + costs.proto_s + costs.ack_send_s / 2  # the backlog never lets the thread sleep
+    assert run_ttcp(costs, segments=n) == pytest.approx(n * per_segment, rel=0.005)
+
+
+def simpy_ttcp(costs, *, segments, mss, window, ack_every):
+    """The same ttcp written directly in SimPy, with the FIFO medium's timing done by hand."""
+    env = simpy.Environment()
+    cpu_s, cpu_r = simpy.Resource(env, 1), simpy.Resource(env, 1)
+    gap = 8 * ETHERNET_10.gap_bytes / ETHERNET_10.bits_per_s
+    st = {"free": 0.0, "flight": 0, "queued": 0, "awake": False, "received": 0, "acked": 0, "open": None}
+    done = env.event()
+
+    def hold(cpu, t):
+        with cpu.request() as req:
+            yield req
+            yield env.timeout(t)
+
+    def wire(nbytes):
+        start = max(st["free"], env.now)
+        st["free"] = start + ETHERNET_10.message_occupancy_s(nbytes)
+        return env.timeout(st["free"] - gap - env.now)
+
+    def sender():
+        for _ in range(segments):
+            while st["flight"] + mss > window:
+                st["open"] = env.event()
+                yield st["open"]
+            yield from hold(cpu_s, costs.send_s)
+            st["flight"] += mss
+            env.process(arrive(wire(mss + 40)))
+
+    def arrive(frame):
+        yield frame
+        yield from hold(cpu_r, costs.irq_s)
+        st["queued"] += 1
+        if not st["awake"]:
+            st["awake"] = True
+            env.process(thread())
+
+    def thread():
+        yield from hold(cpu_r, costs.wakeup_s)
+        while st["queued"]:
+            st["queued"] -= 1
+            yield from hold(cpu_r, costs.proto_s)
+            st["received"] += 1
+            if st["received"] % ack_every == 0 or st["received"] == segments:
+                k = st["received"] % ack_every or ack_every
+                yield from hold(cpu_r, costs.ack_send_s)
+                env.process(ack(wire(40), k))
+        st["awake"] = False
+
+    def ack(frame, k):
+        yield frame
+        yield from hold(cpu_s, costs.ack_recv_s)
+        st["flight"] -= k * mss
+        st["acked"] += k
+        if st["open"] is not None and not st["open"].triggered:
+            st["open"].succeed()
+        if st["acked"] == segments:
+            done.succeed()
+
+    env.process(sender())
+    env.run(until=done)
+    return env.now
+
+
+@pytest.mark.parametrize("system", [KERNEL, SERVER, IPC, LIB], ids=lambda s: s.name)
+def test_ttcp_agrees_with_a_simpy_peer(system):
+    costs = m.TtcpCosts.of(P, system, "DECstation 5000/200")
+    kw = {"segments": 300, "mss": 1460, "window": P.window_bytes("DECstation 5000/200", system), "ack_every": 2}
+    assert m.Ttcp(costs, **kw).run() == pytest.approx(simpy_ttcp(costs, **kw), rel=1e-6)
 
 
 def test_a_larger_window_never_lowers_throughput():
@@ -68,29 +155,66 @@ def test_a_larger_window_never_lowers_throughput():
     assert m.ttcp_throughput(small, KERNEL, quick=True) <= m.ttcp_throughput(P, KERNEL, quick=True)
 
 
-def test_costlier_ipc_lowers_ipc_throughput_only():
-    dear = dataclasses.replace(P, ipc_receive_us=P.ipc_receive_us * 2)
-    assert m.ttcp_throughput(dear, IPC, quick=True) < m.ttcp_throughput(P, IPC, quick=True)
-    assert m.ttcp_throughput(dear, SHM, quick=True) == m.ttcp_throughput(P, SHM, quick=True)
+# --- the switches behind the counterfactuals ----------------------------------------------
+
+def latencies(table, platform, system):
+    return table.loc[(platform, system)].filter(like="rtt")
 
 
-def test_tables_have_the_ledger_shape_and_are_deterministic():
-    a, b = m.table2(quick=True), m.table2(quick=True)
-    assert a.equals(b)
-    assert list(a.columns)[:2] == ["tcp_throughput_KB_per_s", "recv_buffer_KB"]
-    assert len(a) == len(m.DECSTATION) + len(m.GATEWAY)
-    assert len(m.table3(quick=True)) == 3
+def test_without_decomposition_every_library_row_is_the_server():
+    t = m.table2(dataclasses.replace(P, decomposed=False), quick=True)
+    for system in (IPC, SHM, LIB):
+        assert latencies(t, "DECstation 5000/200", system.name).equals(
+            latencies(t, "DECstation 5000/200", SERVER.name))
 
 
-@pytest.mark.parametrize("field, value", [("memcpy_us_per_byte", -1.0), ("streaming_efficiency", 1.5),
-                                          ("ack_every", 0)])
-def test_bad_parameters_are_rejected(field, value):
-    with pytest.raises(ValueError, match=field):
-        dataclasses.replace(P, **{field: value})
+def test_switching_a_mechanism_off_turns_a_row_into_its_predecessor():
+    cases = [("ipc_per_packet", IPC, SHM), ("integrated_filter", LIB, SHM)]
+    for field, system, predecessor in cases:
+        t = m.table2(dataclasses.replace(P, **{field: False}), quick=True)
+        assert latencies(t, "DECstation 5000/200", system.name).equals(
+            latencies(t, "DECstation 5000/200", predecessor.name)), field
+    t2 = m.table2(quick=True)
+    t3 = m.table3(dataclasses.replace(P, shared_buffers=False), quick=True)
+    for new, old in zip(m.NEWAPI, (IPC, SHM, LIB)):
+        assert latencies(t3, "DECstation 5000/200", new.name).equals(latencies(t2, "DECstation 5000/200", old.name))
 
+
+def test_a_wide_gateway_card_gives_the_gateway_the_decstations_round_trips():
+    t = m.table2(dataclasses.replace(P, gateway_8bit_card=False), quick=True)
+    for system in (KERNEL, SERVER, IPC, SHM):
+        assert latencies(t, GATEWAY, system.name).equals(latencies(t, "DECstation 5000/200", system.name))
+
+
+# --- inputs: exactly the cells no fitted or assumed value moves -----------------------------
+
+def test_the_declared_inputs_are_the_cells_that_no_fitted_or_assumed_value_moves():
+    kinds = P_.provenance(m.Params)
+    moved = {}
+    for name, (kind, _) in kinds.items():
+        value = getattr(P, name)
+        if kind in ("calibrated", "assumed") and not isinstance(value, bool):
+            moved[name] = value + 1 if isinstance(value, int) else value * 0.8
+    frames = {a: getattr(m, a)(quick=True) for a in ("table2", "table3", "table4")}
+    nudged = {a: getattr(m, a)(dataclasses.replace(P, **moved), quick=True) for a in frames}
+    paper = ledger.load("sosp93_maeda")
+    still = {c.key for c in paper.cells if c.source != "doubtful"
+             and ledger.lookup(frames[c.artifact], c.row, c.column)
+             == ledger.lookup(nudged[c.artifact], c.row, c.column)}
+    declared = {c for c in input_cells(m) if paper.cell(*c).source != "doubtful"}
+    assert still == declared
+
+
+# --- bad input -------------------------------------------------------------------------------
 
 def test_bad_message_sizes_are_rejected():
     with pytest.raises(ValueError, match="nbytes"):
         m.stage_costs(P, "UDP", LIB, 0)
     with pytest.raises(ValueError, match="proto"):
         m.stage_costs(P, "ICMP", LIB, 10)
+
+
+def test_a_table4_input_of_the_wrong_shape_is_rejected_by_name():
+    short = tuple((p, s, c[:-1]) for p, s, c in P.table4_one_byte_us)
+    with pytest.raises(ValueError, match="table4_one_byte_us"):
+        dataclasses.replace(P, table4_one_byte_us=short)
