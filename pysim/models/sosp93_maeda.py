@@ -11,38 +11,53 @@ its fixed time (Table 4's 1-byte column, an input) plus, per payload byte, the
 physical operations the paper says it performs: device-memory reads, memory
 copies, checksums and device writes. Each stage is a :class:`pysim.sw.Recipe`
 priced on a :class:`pysim.hw.CpuCostModel`, so SHM, SHM-IPF and NEWAPI are
-derived by adding, moving or removing copies, not fitted one by one. Ultrix
-4.2A, 386BSD and BNR2SS, which Table 4 does not break down, get the path of
-the stack §4 says they run (4.3BSD in the kernel, BNR2 in the kernel, BNR2 in
-a single server). Wire times come from the C Ethernet model (0.8 us a byte at
-10 Mbit/s). Round trips are a ping-pong: twice the one-way sum. Throughput is
-a discrete-event ttcp run on the pysim engine (:class:`Ttcp`): two CPUs, one
-shared 10 Mbit/s segment, MSS 1460, the receive window of Table 2, an ACK
-every second segment, interrupt-level work per packet and a protocol thread
-that pays its wakeup only when it was asleep, so batching under load emerges
-rather than being assumed.
+derived by adding, moving or removing copies, not fitted one by one. Library-
+IPC receives each packet in a Mach IPC message, priced as the UX server's
+delivery (Table 4's starred kernel copyout of the server, which receives through
+the same packet filter); NEWAPI's TCP send references the shared buffer as the
+library's UDP send does (§4.3). Ultrix 4.2A, 386BSD and BNR2SS, which Table 4
+does not break down, get the path of the stack §4 says they run (4.3BSD in the
+kernel, BNR2 in the kernel, BNR2 in a single server). Wire times come from the
+C Ethernet model (0.8 us a byte at 10 Mbit/s). Round trips are a ping-pong:
+twice the one-way sum.
+
+Throughput is a discrete-event ttcp run on the pysim engine (:class:`Ttcp`):
+two CPUs, one shared 10 Mbit/s segment, MSS 1460, the receive window of Table
+2, a cumulative ACK every second segment. At the receiver each packet pays its
+kernel work at once; a protocol thread, woken only when it was asleep, pays
+one delivery into the library per wakeup with shared memory (§4.1: "multiple
+packets with a single wakeup") and one per packet with IPC, plus, for each
+queued IPC message it collects while awake, a trap (the library's ether_output
+less the kernel's, §4.3). So batching under load, and what it saves SHM over
+IPC, emerge rather than being assumed. The segment is a FIFO medium by
+default; :class:`CsmaCdSegment` (IEEE 802.3 CSMA/CD with binary exponential
+backoff) is the "capture-effect" counterfactual: with back-to-back data frames
+the receiver's ACKs lose every contention and ttcp falls far below the
+near-saturation the paper reports, so the hosts cannot have sent that way.
 
 Calibrated (each on one published cell; see CALIBRATION and pysim.calibration):
-the four per-byte constants (on Table 4 kernel/server UDP 1472-byte stages),
-the streaming efficiency of CPU costs (Table 2 Library-SHM-IPF throughput),
-the Mach IPC receive cost per packet (Table 2 Library-IPC throughput: the
-paper blames the IPC on the receiver's critical path for that row) and the
-Gateway's 8-bit PIO cost per byte (Table 2 Gateway Mach 2.5 UDP 1472).
+the four per-byte constants (on Table 4 kernel/server UDP 1472-byte stages)
+and the Gateway's 8-bit PIO cost per byte (Table 2 Gateway Mach 2.5 UDP
+1472). Every throughput is a prediction.
 
 Inputs (see INPUTS): Table 4's 1-byte stage costs and Table 2's receive
 buffers; every cell that is arithmetic on them alone (the 1-byte columns'
 totals, full-size stages with no per-byte work, transit times, 1-byte round
 trips) is counted as an input too. Mechanism switches (decomposed,
-ipc_per_packet, integrated_filter, shared_buffers, gateway_8bit_card) are the
-COUNTERFACTUALS the paper's claims are tested against.
+ipc_per_packet, integrated_filter, shared_buffers, gateway_8bit_card, medium)
+are the COUNTERFACTUALS the paper's claims are tested against.
 
-Not reproduced: collisions on the Ethernet, the TCP ACKs that make the
-paper's TCP breakdown approximate, the Gateway's own per-message costs, and
-whatever makes Ultrix, 386BSD and BNR2SS differ from the stacks whose paths
-they borrow.
+Not reproduced: about 100 us per packet that Library-IPC loses under load
+beyond its delivery and trap (so SHM gains less over IPC than the paper's
+18%); the 5% by which the wire-bound rows fall short of the segment's
+capacity; the extra acknowledgement segments that make the paper's TCP
+breakdown approximate; the Gateway's own per-message costs; and whatever
+makes Ultrix, 386BSD and BNR2SS differ from the stacks whose paths they
+borrow.
 """
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -53,6 +68,7 @@ from pysim.hw import CpuCostModel, catalog
 from pysim.hw.catalog import ETHERNET_10
 from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, given, stated
+from pysim.rng import make_rng, spawn
 from pysim.sw import CpuAccount, Recipe
 from pysim.units import MiB
 
@@ -133,8 +149,6 @@ class Params(ModelParams):
     memcpy_us_per_byte: float = calibrated(0.05642, gt=0, le=5.0)
     checksum_us_per_byte: float = calibrated(0.1380, gt=0, le=5.0)
     device_write_us_per_byte: float = calibrated(0.06050, gt=0, le=5.0)
-    ipc_receive_us: float = calibrated(116.6, ge=0, le=10_000)
-    streaming_efficiency: float = calibrated(0.9937, gt=0, le=1.0)
     gateway_pio_us_per_byte: float = calibrated(1.134, gt=0, le=50.0)
     ttcp_bytes: int = stated(16 * MiB, "§4: ttcp transfers 16 MB", ge=1460)
     ttcp_buffer_bytes: int = assumed(8192, "ttcp's default read and write length", ge=1)
@@ -148,6 +162,14 @@ class Params(ModelParams):
                                            "device into the application")
     shared_buffers: bool = stated(True, "§4.2: NEWAPI shares buffers between the protocol and the application")
     gateway_8bit_card: bool = stated(True, "Table 2 caption: the Gateway's 3C503 moves data 8 bits at a time")
+    medium: str = assumed("fifo", "the hosts' drivers leave the wire to the receiver's ACK between data frames, as a "
+                                  "FIFO medium does: with IEEE 802.3 CSMA/CD and back-to-back data frames the ACKs "
+                                  "lose to the data (the capture effect) and ttcp falls far below the near-saturation "
+                                  "§4 reports", choices=("fifo", "csma/cd"))
+    jam_bytes: int = assumed(4, "IEEE 802.3: a station that detects a collision sends a 32-bit jam", ge=0, le=64)
+    backoff_limit: int = assumed(10, "IEEE 802.3: the backoff range stops doubling after 10 collisions", ge=1,
+                                 le=16)
+    attempt_limit: int = assumed(16, "IEEE 802.3: a frame is given up after 16 attempts", ge=1, le=64)
     table4_one_byte_us: tuple = given((
         ("TCP", "library", (19, 82, 26, 98, 42, 82, 123, 22, 37, 214, 92, 46)),
         ("TCP", "kernel", (50, 65, 24, 75, 77, 79, 0, 0, 30, 76, 54, 32)),
@@ -211,10 +233,6 @@ CALIBRATION = (
     Fit("memcpy_us_per_byte", "table4", "kernel copyout", "UDP_server_1472B", (0.01, 0.5)),
     Fit("checksum_us_per_byte", "table4", "tcp/udp_output", "UDP_kernel_1472B", (0.01, 0.5)),
     Fit("device_write_us_per_byte", "table4", "ether_output", "UDP_kernel_1472B", (0.01, 0.5)),
-    Fit("streaming_efficiency", "table2", "DECstation 5000/200 / Mach 3.0+UX Library-SHM-IPF",
-        "tcp_throughput_KB_per_s", (0.3, 1.0)),
-    Fit("ipc_receive_us", "table2", "DECstation 5000/200 / Mach 3.0+UX Library-IPC", "tcp_throughput_KB_per_s",
-        (1.0, 600.0)),
     Fit("gateway_pio_us_per_byte", "table2", "Gateway 486 / Mach 2.5 In-Kernel", "udp_rtt_ms_1472B", (0.1, 5.0)),
 )
 
@@ -229,6 +247,8 @@ COUNTERFACTUALS = (
                    "NEWAPI without its shared buffers: the socket interface's copies stay"),
     Counterfactual("wide-gateway-card", {"gateway_8bit_card": False},
                    "the Gateway with a card that moves bytes as fast as the DECstation's Lance"),
+    Counterfactual("capture-effect", {"medium": "csma/cd"},
+                   "the data frames sent back to back on a CSMA/CD segment, where the ACKs lose every contention"),
 )
 
 
@@ -238,7 +258,10 @@ def cpu_costs(params: Params, proto: str, platform: str = "DECstation 5000/200")
     """What each operation costs on one platform: every stage's fixed cost (as ``"<path>/<stage>"``,
     Table 4's 1-byte value) and the per-byte physical operations, in seconds."""
     fixed = {f"{path}/{stage}": us * 1e-6 for path in PATHS for stage, us in params.fixed_us(proto, path).items()}
-    fixed["ipc message"] = params.ipc_receive_us * 1e-6
+    # a trap into the Mach 3.0 kernel: the library's ether_output traps and the kernel's does not (§4.3)
+    fixed["trap"] = fixed["library/ether_output"] - fixed["kernel/ether_output"]
+    # the library's UDP entry references the user's data instead of copying it into an mbuf (§4.3)
+    fixed["by-reference/entry/copyin"] = params.fixed_us("UDP", "library")["entry/copyin"] * 1e-6
     per_byte = {"device_read": params.device_read_us_per_byte, "memcpy": params.memcpy_us_per_byte,
                 "checksum": params.checksum_us_per_byte, "device_write": params.device_write_us_per_byte}
     if platform == "Gateway 486" and params.gateway_8bit_card:  # every byte by 8-bit programmed I/O
@@ -269,15 +292,18 @@ def _stage_ops(proto: str, system: System) -> dict:
         source["device intr/read"] = "server"
         ops["device intr/read"] = ("device_read",)
         ops["kernel copyout"] = ("memcpy",)
+    if system.packet_filter == "IPC":
+        # Mach's packet filter delivers each packet in an IPC message, as it does to the UX server
+        source["kernel copyout"] = "server"
     if system.newapi:  # shared buffers: no copy between the stack and the application
         ops["copyout/exit"] = ()
-        if proto == "TCP":
-            ops["entry/copyin"] = ()
+        if proto == "TCP":  # TCP's send references the shared buffer as UDP's does (§4.3)
+            source["entry/copyin"], ops["entry/copyin"] = "by-reference", ()
     return {s: (source[s], ops[s]) for s in STAGES}
 
 
 def stage_recipes(proto: str, system: System, nbytes: int) -> dict:
-    """The work of every stage for one ``nbytes`` message, one way, as recipes (plus the IPC message)."""
+    """The work of every stage for one ``nbytes`` message, one way, as recipes."""
     if proto not in HEADERS:
         raise ValueError(f"proto must be 'TCP' or 'UDP', got {proto!r}")
     if nbytes < 1:
@@ -288,8 +314,6 @@ def stage_recipes(proto: str, system: System, nbytes: int) -> dict:
         for op in ops:
             per_byte[op] = per_byte.get(op, 0) + (nbytes - 1)
         out[stage] = Recipe(ops={f"{source}/{stage}": 1}, nbytes=per_byte)
-    if system.packet_filter == "IPC":
-        out["ipc message"] = Recipe(ops={"ipc message": 1})  # one Mach IPC message per packet
     return out
 
 
@@ -346,7 +370,7 @@ def _one_byte_round_trips() -> tuple:
         for platform, system in rows:
             ops = {op for proto in HEADERS for r in stage_recipes(proto, configure(params, system), 1).values()
                    for op in r.ops}
-            if all(op.split("/")[0] in PATHS for op in ops):  # only Table 4's fixed costs
+            if all(op.split("/")[0] in PATHS + ("by-reference",) for op in ops):  # only Table 4's fixed costs
                 label = _row_label(platform, system)
                 out += [(artifact, label, "tcp_rtt_ms_1B"), (artifact, label, "udp_rtt_ms_1B")]
     return tuple(out)
@@ -370,6 +394,86 @@ INPUTS = (
 )
 
 
+# --- the Ethernet segment ------------------------------------------------------------
+
+@dataclass
+class _Frame:
+    payload: int
+    done: object          # succeeds with True when delivered, False when given up
+    ready_at: float       # when the station may next try to send it
+    attempts: int = 0
+
+
+class CsmaCdSegment:
+    """One shared Ethernet segment with CSMA/CD and truncated binary exponential backoff (IEEE 802.3).
+
+    Each station queues its frames. Once the medium has been idle for an
+    inter-frame gap, every station whose head frame is ready starts at once:
+    one alone is sent (preamble and frame; delivered at its end), two or more
+    collide, send preamble and jam, and each backs off k slot times after its
+    n-th collision, k uniform in [0, 2**min(n, backoff_limit)); a frame is given
+    up after ``attempt_limit`` attempts. A station that became ready while the
+    medium was busy defers and starts when it frees, so two such stations
+    always collide. The propagation delay of a private segment is taken as nil.
+    """
+
+    def __init__(self, sim, eth, rng, *, jam_bytes: int, backoff_limit: int, attempt_limit: int,
+                 stations=("sender", "receiver")):
+        self.sim, self.eth, self.rng = sim, eth, rng
+        self.backoff_limit, self.attempt_limit = backoff_limit, attempt_limit
+        bit_s = 1 / eth.bits_per_s
+        self.slot_s = 8 * eth.min_frame_bytes * bit_s  # 802.3: the slot is the minimum frame, 512 bit times
+        self.gap_s = 8 * eth.gap_bytes * bit_s
+        self.preamble_s = 8 * eth.preamble_bytes * bit_s
+        self.collision_s = self.preamble_s + 8 * jam_bytes * bit_s
+        self.queues = {name: collections.deque() for name in stations}
+        self.idle_since = -self.gap_s
+        self.collisions = self.given_up = 0
+        self._wake = sim.event()
+        sim.process(self.medium())
+
+    def send(self, station: str, payload: int):
+        """Queue a frame of ``payload`` bytes; the event's value says whether it arrived."""
+        frame = _Frame(payload, self.sim.event(), self.sim.now)
+        self.queues[station].append(frame)
+        if not self._wake.triggered:
+            self._wake.succeed()
+        return frame.done
+
+    def medium(self):
+        sim, eps = self.sim, 1e-12
+        while True:
+            heads = [q[0] for q in self.queues.values() if q]
+            start = max(min(f.ready_at for f in heads), self.idle_since + self.gap_s) if heads else None
+            if start is None or start > sim.now + eps:
+                self._wake = sim.event()
+                yield self._wake if start is None else sim.any_of([sim.timeout(start - sim.now), self._wake])
+                continue
+            ready = [q for q in self.queues.values() if q and q[0].ready_at <= sim.now + eps]
+            if len(ready) == 1:
+                frame = ready[0].popleft()
+                yield sim.timeout(self.preamble_s + self.eth.frame_time_s(frame.payload))
+                self.idle_since = sim.now
+                frame.done.succeed(True)
+                continue
+            self.collisions += 1
+            yield sim.timeout(self.collision_s)
+            self.idle_since = sim.now
+            for q in ready:
+                self._back_off(q)
+
+    def _back_off(self, queue):
+        frame = queue[0]
+        frame.attempts += 1
+        if frame.attempts >= self.attempt_limit:
+            queue.popleft()
+            self.given_up += 1
+            frame.done.succeed(False)
+            return
+        k = int(self.rng.integers(0, 2 ** min(frame.attempts, self.backoff_limit)))
+        frame.ready_at = self.sim.now + k * self.slot_s
+
+
 # --- ttcp ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -377,9 +481,12 @@ class TtcpCosts:
     """CPU seconds of each piece of work in a ttcp run, on the sending and receiving hosts."""
 
     send_s: float       # sender: one data segment, from write() to the device
-    irq_s: float        # receiver, interrupt level: one data segment
+    irq_s: float        # receiver, kernel: one data segment's interrupt, filter and copy towards the stack
+    deliver_s: float    # receiver: one delivery of packets into the stack (Table 4's kernel copyout, 1 byte)
+    deliver_each: bool  # True: one delivery per packet (an IPC message each); False: one per wakeup
+    collect_s: float    # receiver: trapping for the next queued IPC message when the thread did not sleep
     proto_s: float      # receiver, protocol thread: one data segment up to the reader's copy
-    wakeup_s: float     # receiver: waking the protocol thread, once per batch
+    wakeup_s: float     # receiver: passing data to the reader, once per batch
     ack_send_s: float   # receiver: one bare ACK, made inside the stack
     ack_recv_s: float   # sender: one ACK, interrupt to TCP
 
@@ -396,35 +503,55 @@ class TtcpCosts:
             return bare[stage] * per_call + Recipe(nbytes=data[stage].nbytes)
 
         def seconds(*recipes):
-            return params.streaming_efficiency * sum(r.seconds(cpu) for r in recipes)
+            return sum(r.seconds(cpu) for r in recipes)
 
-        ipc = ("ipc message",) if "ipc message" in data else ()
         return cls(
             send_s=seconds(amortised("entry/copyin"), *(data[s] for s in SEND[1:])),
-            irq_s=seconds(*(data[s] for s in INTERRUPT_LEVEL)),
-            proto_s=seconds(*(data[s] for s in ("ipintr", "tcp/udp_input") + ipc), amortised("copyout/exit")),
+            irq_s=seconds(data["device intr/read"], data["netisr/packet filter"],
+                          Recipe(nbytes=data["kernel copyout"].nbytes)),
+            deliver_s=seconds(bare["kernel copyout"]),
+            deliver_each=system.path == "server" or system.packet_filter == "IPC",
+            collect_s=seconds(Recipe(ops={"trap": 1})),
+            proto_s=seconds(*(data[s] for s in ("mbuf/queue", "ipintr", "tcp/udp_input")), amortised("copyout/exit")),
             wakeup_s=seconds(data["wake up user thread"]),
             ack_send_s=seconds(*(bare[s] for s in SEND[1:])),
-            ack_recv_s=seconds(*(bare[s] for s in INTERRUPT_LEVEL + ("ipintr", "tcp/udp_input") + ipc)),
+            ack_recv_s=seconds(*(bare[s] for s in INTERRUPT_LEVEL + ("ipintr", "tcp/udp_input"))),
         )
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """The CSMA/CD constants of a segment (see :class:`CsmaCdSegment`)."""
+
+    jam_bytes: int
+    backoff_limit: int
+    attempt_limit: int
 
 
 class Ttcp:
     """A discrete-event ttcp run: a sender streams ``segments`` MSS segments to a receiver.
 
     The sender stops when a window's worth is unacknowledged. At the receiver
-    each segment pays its interrupt-level work, then joins the protocol
-    thread's queue; the thread, woken only when it was asleep, runs TCP and
-    sends an ACK every ``ack_every`` segments.
+    each segment pays its kernel work at once, then joins the protocol
+    thread's queue. The thread, woken only when it was asleep, pays one
+    delivery per wakeup (shared memory) or per packet (an IPC message each),
+    runs TCP and sends a cumulative ACK every ``ack_every`` segments. With
+    ``backoff`` the two hosts share a CSMA/CD segment drawing on ``rng``;
+    without, a collision-free FIFO medium.
     """
 
-    def __init__(self, costs: TtcpCosts, *, segments: int, mss: int, window: int, ack_every: int):
+    def __init__(self, costs: TtcpCosts, *, segments: int, mss: int, window: int, ack_every: int,
+                 backoff: Backoff | None = None, rng=None):
         self.sim = sim = Simulation()
         self.costs, self.segments, self.mss, self.window, self.ack_every = costs, segments, mss, window, ack_every
-        self.link = sim.link(ETHERNET_10)
+        if backoff is None:
+            self.link, self.segment = sim.link(ETHERNET_10), None
+        else:
+            self.segment = CsmaCdSegment(sim, ETHERNET_10, make_rng(rng), jam_bytes=backoff.jam_bytes,
+                                         backoff_limit=backoff.backoff_limit, attempt_limit=backoff.attempt_limit)
         self.sender_cpu = CpuAccount(sim, resource=sim.resource(1))
         self.receiver_cpu = CpuAccount(sim, resource=sim.resource(1))
-        self.in_flight = 0            # bytes sent and not yet acknowledged
+        self.sent = 0                 # segments handed to the wire
         self.received = 0             # segments through the receiver's TCP
         self.acked = 0                # segments acknowledged at the sender
         self.queued = 0               # segments waiting for the protocol thread
@@ -438,17 +565,23 @@ class Ttcp:
         self.sim.run(until=self.done)
         return self.sim.now
 
+    def transmit(self, station: str, payload: int):
+        if self.segment is None:
+            return self.link.send(payload)
+        return self.segment.send(station, payload)
+
     def sender(self):
         for _ in range(self.segments):
-            while self.in_flight + self.mss > self.window:
+            while (self.sent - self.acked + 1) * self.mss > self.window:
                 self.window_open = self.sim.event()
                 yield self.window_open
             yield from self.sender_cpu.hold("send", self.costs.send_s)
-            self.in_flight += self.mss
-            self.sim.process(self.arrive(self.link.send(self.mss + HEADERS["TCP"])))
+            self.sent += 1
+            self.sim.process(self.arrive(self.transmit("sender", self.mss + HEADERS["TCP"])))
 
     def arrive(self, frame):
-        yield frame
+        if (yield frame) is False:
+            raise RuntimeError("a data frame was given up after too many collisions; ttcp has no retransmission")
         yield from self.receiver_cpu.hold("interrupt", self.costs.irq_s)
         self.queued += 1
         if not self.thread_awake:
@@ -456,34 +589,48 @@ class Ttcp:
             self.sim.process(self.protocol_thread())
 
     def protocol_thread(self):
-        yield from self.receiver_cpu.hold("wakeup", self.costs.wakeup_s)  # paid once per batch
+        c, cpu = self.costs, self.receiver_cpu
+        if c.deliver_s and not c.deliver_each:
+            yield from cpu.hold("delivery", c.deliver_s)  # shared memory: one wakeup of the library per batch
+        yield from cpu.hold("wakeup", c.wakeup_s)
+        first = True
         while self.queued:
             self.queued -= 1
-            yield from self.receiver_cpu.hold("protocol", self.costs.proto_s)
+            if c.deliver_s and c.deliver_each:  # an IPC message per packet; after the first, a trap to collect it
+                yield from cpu.hold("delivery", c.deliver_s + (0.0 if first else c.collect_s))
+            first = False
+            yield from cpu.hold("protocol", c.proto_s)
             self.received += 1
             if self.received % self.ack_every == 0 or self.received == self.segments:
-                n = self.received % self.ack_every or self.ack_every
-                yield from self.receiver_cpu.hold("ack", self.costs.ack_send_s)
-                self.sim.process(self.ack(self.link.send(HEADERS["TCP"]), n))
+                yield from cpu.hold("ack", c.ack_send_s)
+                self.send_ack(self.received)
         self.thread_awake = False
 
-    def ack(self, frame, n):
-        yield frame
+    def send_ack(self, upto: int):
+        self.sim.process(self.ack(self.transmit("receiver", HEADERS["TCP"]), upto))
+
+    def ack(self, frame, upto):
+        if (yield frame) is False:  # given up after 16 collisions: the next ACK covers it
+            if upto == self.segments:
+                self.send_ack(upto)  # the last one has no successor: the delayed-ACK timer resends it
+            return
         yield from self.sender_cpu.hold("ack", self.costs.ack_recv_s)
-        self.in_flight -= n * self.mss
-        self.acked += n
+        self.acked = max(self.acked, upto)
         if self.window_open is not None and not self.window_open.triggered:
             self.window_open.succeed()
-        if self.acked == self.segments:
+        if self.acked == self.segments and not self.done.triggered:
             self.done.succeed()
 
 
-def ttcp_throughput(params: Params, system: System, platform="DECstation 5000/200", *, quick=False) -> float:
-    """KB/s (KB = 1024 bytes, as ttcp prints) of a discrete-event ttcp run."""
+def ttcp_throughput(params: Params, system: System, platform="DECstation 5000/200", *, quick=False,
+                    rng=0) -> float:
+    """KB/s (KB = 1024 bytes, as ttcp prints) of a discrete-event ttcp run; ``rng`` draws the backoffs."""
     mss = params.mss_bytes
     total = (1 * MiB if quick else params.ttcp_bytes) // mss * mss
+    backoff = Backoff(params.jam_bytes, params.backoff_limit, params.attempt_limit) \
+        if params.medium == "csma/cd" else None
     run = Ttcp(TtcpCosts.of(params, system, platform), segments=total // mss, mss=mss,
-               window=params.window_bytes(platform, system), ack_every=params.ack_every)
+               window=params.window_bytes(platform, system), ack_every=params.ack_every, backoff=backoff, rng=rng)
     return total / run.run() / 1024
 
 
@@ -495,11 +642,11 @@ def _latency_row(params, system, platform):
     return row
 
 
-def _table(params, rows, quick):
+def _table(params, rows, quick, rng):
     out = []
-    for platform, system in rows:
+    for (platform, system), child in zip(rows, spawn(rng, len(rows))):
         out.append({"platform": platform, "system": system.name,
-                    "tcp_throughput_KB_per_s": ttcp_throughput(params, system, platform, quick=quick),
+                    "tcp_throughput_KB_per_s": ttcp_throughput(params, system, platform, quick=quick, rng=child),
                     "recv_buffer_KB": params.window_bytes(platform, system) // 1024,
                     **_latency_row(params, system, platform)})
     return pd.DataFrame(out).set_index(["platform", "system"])
@@ -508,16 +655,16 @@ def _table(params, rows, quick):
 def table2(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     """Table 2: TCP throughput (KB/s), receive buffer (KB), TCP and UDP round trips (ms) by message size.
 
-    Deterministic: ``rng`` is accepted for the common signature and not used.
+    ``rng`` draws the Ethernet backoffs of the ttcp runs (one child stream per row).
     """
     params = params or Params()
-    return _table(params, [(pf, s) for pf, systems in PLATFORMS.items() for s in systems], quick)
+    return _table(params, [(pf, s) for pf, systems in PLATFORMS.items() for s in systems], quick, rng)
 
 
 def table3(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     """Table 3: the library with the NEWAPI socket interface (DECstation), same columns as Table 2."""
     params = params or Params()
-    return _table(params, [("DECstation 5000/200", s) for s in TABLE3], quick)
+    return _table(params, [("DECstation 5000/200", s) for s in TABLE3], quick, rng)
 
 
 def table4(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
@@ -561,11 +708,11 @@ def paths_table(proto: str = "UDP", systems=DECSTATION[:1] + DECSTATION[2:] + NE
 
 
 def boundary_crossings(system: System) -> int:
-    """Protection-boundary crossings on a one-way path (Table 4's asterisks, §4.3; one more per IPC message)."""
+    """Protection-boundary crossings on a one-way path (Table 4's asterisks, §4.3)."""
     marks = {"kernel": ("entry/copyin", "copyout/exit"),
              "server": ("entry/copyin", "ether_output", "kernel copyout", "copyout/exit"),
              "library": ("ether_output", "kernel copyout")}[system.path]
-    return len(marks) + (1 if system.packet_filter == "IPC" else 0)
+    return len(marks)
 
 
 def crossings_table() -> pd.DataFrame:
@@ -588,6 +735,22 @@ def then_and_now(rtt_now_us: pd.Series, memcpy_bytes_per_s: float, params: Param
     out = pd.DataFrame(rows).set_index("quantity")
     out["speed_up"] = out["then_us"] / out["now_us"]
     return out
+
+
+def receiver_time_table(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """The receiving host's CPU time per segment (us) by kind of work, in one ttcp run per DECstation row."""
+    params = params or Params()
+    mss, rows = params.mss_bytes, []
+    segments = (1 * MiB if quick else params.ttcp_bytes) // mss
+    for system, child in zip(DECSTATION[:1] + DECSTATION[2:], spawn(rng, len(DECSTATION) - 1)):
+        run = Ttcp(TtcpCosts.of(params, system, "DECstation 5000/200"), segments=segments, mss=mss,
+                   window=params.window_bytes("DECstation 5000/200", system), ack_every=params.ack_every)
+        seconds = run.run()
+        row = {k: v / segments * 1e6 for k, v in run.receiver_cpu.seconds.items()}
+        row["idle"] = (seconds - sum(run.receiver_cpu.seconds.values())) / segments * 1e6
+        rows.append({"system": system.name, **row})
+    cols = ["interrupt", "delivery", "wakeup", "protocol", "ack", "idle"]
+    return pd.DataFrame(rows).set_index("system").reindex(columns=cols).fillna(0.0)
 
 
 def rtt_curve(params: Params | None = None, systems=DECSTATION, proto="UDP", sizes=None) -> pd.DataFrame:
