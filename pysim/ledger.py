@@ -6,7 +6,9 @@
 * ``ledger.csv``: published numbers, one per row:
   ``artifact,row,column,value,unit,source,tolerance,note``. ``row`` and
   ``column`` label a cell of the model's DataFrame; ``source`` is printed,
-  reconstructed or doubtful (never scored); ``tolerance`` is relative, in (0, 1].
+  reconstructed, doubtful (never scored) or repeated (a number the paper prints
+  again, as in a reprinted row: kept, scored once where the note says);
+  ``tolerance`` is relative, in (0, 1].
 * ``claims.yaml``: the paper's qualitative claims as sandboxed expressions
   over the artifacts' DataFrames (see :mod:`pysim.claims`), each with the
   counterfactual under which it must be false.
@@ -34,7 +36,7 @@ import yaml
 from pysim import claims as claims_sandbox
 from pysim.errors import LedgerError
 
-SOURCES = ("printed", "reconstructed", "doubtful")
+SOURCES = ("printed", "reconstructed", "doubtful", "repeated")
 KINDS = ("table", "plot", "diagram-only")
 LEDGER_COLUMNS = ["artifact", "row", "column", "value", "unit", "source", "tolerance", "note"]
 PAPER_KEYS = ("title", "authors", "venue", "year", "link", "setup", "artifacts")
@@ -143,7 +145,7 @@ class Paper:
     def cell(self, artifact: str, row: str, column: str) -> Cell | None:
         """The scored reading of one cell (a doubtful second reading only if there is no other)."""
         found = [c for c in self.cells if c.key == (artifact, row, column)]
-        found.sort(key=lambda c: c.source == "doubtful")
+        found.sort(key=lambda c: c.source in ("doubtful", "repeated"))
         return found[0] if found else None
 
 
@@ -194,6 +196,8 @@ def _load_paper_yaml(path: Path) -> dict:
 
 def _check_note(where: str, r: dict, tol: float) -> None:
     note = r["note"].strip()
+    if r["source"] == "repeated" and not note:
+        raise LedgerError(f"{where}: field note: a repeated number must say where the paper first prints it")
     if r["source"] in ("doubtful", "reconstructed"):
         what = "a doubtful cell must say why the reading of the text is in doubt" if r["source"] == "doubtful" \
             else "a reconstructed value must say how it was recovered from the text"
@@ -241,7 +245,7 @@ def _load_ledger(path: Path, artifacts: dict) -> tuple:
             if not 0 < tol <= 1:
                 raise LedgerError(f"{where}: field tolerance: {tol} is outside (0, 1]")
             _check_note(where, r, tol)
-            key = (r["artifact"], r["row"], r["column"], r["source"] == "doubtful")
+            key = (r["artifact"], r["row"], r["column"], r["source"] in ("doubtful", "repeated"))
             if key in seen:
                 raise LedgerError(f"{where}: cell {r['artifact']}[{r['row']}, {r['column']}] is already on "
                                   f"line {seen[key]}")

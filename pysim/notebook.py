@@ -89,7 +89,7 @@ def explain(paper_id: str, artifact: str, df: pd.DataFrame):
     lines = []
     for r in cmp.itertuples():
         d = why.get((artifact, r.row, r.column))
-        if r.role == "doubtful" or (d is None and (r.within or r.role != "prediction")):
+        if r.role in ("doubtful", "repeated") or (d is None and (r.within or r.role != "prediction")):
             continue
         side = "above" if r.simulated > r.published else "below"
         head = f"**{r.row} / {r.column}**: model {r.simulated:.4g} vs paper {r.published:.4g} {r.unit} ({r.rel_error:+.1%})"

@@ -2,8 +2,10 @@
 
 Every published cell has one role. A cell the model was calibrated on is a
 *fit*; a cell the model takes as given, or that follows from given values by
-arithmetic alone, is an *input*; a doubtful reading is never scored; every
-other cell is a *prediction*, and only predictions count towards a verdict.
+arithmetic alone, is an *input*; a doubtful reading is never scored, nor is a
+number the paper merely prints again (*repeated*: it counts once, where it is
+first printed); every other cell is a *prediction*, and only predictions count
+towards a verdict.
 
 Every claim is evaluated twice: on the model's outputs and on the outputs of
 the counterfactual it names. A claim that holds under both *cannot fail*: it
@@ -27,17 +29,17 @@ from pysim.ledger import Paper, load, lookup
 from pysim.models import counterfactuals, fitted_cells, input_cells
 
 VERDICTS = ("replicated", "partly replicated", "not replicated", "not applicable", "error")
-ROLES = ("prediction", "fit", "input", "doubtful")
+ROLES = ("prediction", "fit", "input", "repeated", "doubtful")
 COMPARE_COLUMNS = ["row", "column", "published", "simulated", "unit", "rel_error", "tolerance", "within", "role",
                    "source"]
-COUNT_KEYS = ("predictions_scored", "predictions_within", "fits", "inputs", "doubtful", "claims",
+COUNT_KEYS = ("predictions_scored", "predictions_within", "fits", "inputs", "repeated", "doubtful", "claims",
               "claims_held", "claims_can_fail")
 
 
 def role_of(cell, fits: set, inputs: set) -> str:
-    """prediction, fit, input or doubtful."""
-    if cell.source == "doubtful":
-        return "doubtful"
+    """prediction, fit, input, repeated or doubtful."""
+    if cell.source in ("doubtful", "repeated"):
+        return cell.source
     if cell.key in fits:
         return "fit"
     if cell.key in inputs:
@@ -172,7 +174,7 @@ def score_artifact(paper: Paper, artifact, frames: dict, errors: dict, claim_res
     pred = cmp[cmp["role"] == "prediction"]
     out.update(predictions_scored=int(len(pred)), predictions_within=int(pred["within"].sum()),
                fits=int((cmp["role"] == "fit").sum()), inputs=int((cmp["role"] == "input").sum()),
-               doubtful=int((cmp["role"] == "doubtful").sum()))
+               repeated=int((cmp["role"] == "repeated").sum()), doubtful=int((cmp["role"] == "doubtful").sum()))
     mine = [claim_results[c.id] for c in paper.claims if c.artifacts[0] == artifact.id]
     out["claims"] = len(mine)
     out["claims_cannot_fail"] = [r["id"] for r in mine if r["status"] == "cannot fail"]
@@ -205,7 +207,7 @@ def check_deviations(paper: Paper, frames: dict, claim_results: dict) -> dict:
         for r in cmp.itertuples():
             key = (aid, r.row, r.column)
             d = explained_cells.get(key)
-            if d is not None and r.role != "doubtful":
+            if d is not None and r.role not in ("doubtful", "repeated"):
                 side = "above" if r.simulated > r.published else "below"
                 if r.within:
                     stale.append(f"{aid}[{r.row}, {r.column}]: explained as a miss, but now within tolerance "

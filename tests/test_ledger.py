@@ -47,6 +47,8 @@ def test_malformed_ledger_rows_are_refused(lab_root, line, message):
     # a wide tolerance with no justification
     ("table1,1,y,2.0,s,printed,0.25,", r"a tolerance of 0.25 \(above 0.15\) must be justified"),
     ('table1,1,y,2.0,s,printed,0.25,"read off a log-scale plot"', r"must be justified in the note as 'tolerance:"),
+    # a repeated number with no pointer to where it is scored
+    ("table1,1,y,2.0,s,repeated,0.1,", r"a repeated number must say where the paper first prints it"),
     # the same cell twice
     ("table1,1,y,2.0,s,printed,0.1,\ntable1,1,y,2.5,s,printed,0.1,", r"ledger.csv:3: cell table1\[1, y\] is already"),
 ])
@@ -156,6 +158,13 @@ def test_inputs_count_apart_from_predictions(lab_root, monkeypatch):
     monkeypatch.setattr(demo_model, "INPUTS", (Inputs(("a",), (("table1", "2", "y"),), "echo"),), raising=False)
     t1 = scoring.score_paper("zz99_demo")["artifacts"]["table1"]
     assert (t1["fits"], t1["inputs"], t1["predictions_scored"], t1["predictions_within"]) == (1, 1, 1, 0)
+
+
+def test_a_repeated_number_is_kept_but_not_scored_twice(lab_root):
+    ledger_csv = lab_root / "papers" / "zz99_demo" / "ledger.csv"
+    ledger_csv.write_text(ledger_csv.read_text() + 'table1,2,y,5.25,s,repeated,0.1,"§4 prints it again: scored in Table 1"\n')
+    t1 = scoring.score_paper("zz99_demo")["artifacts"]["table1"]
+    assert (t1["predictions_scored"], t1["repeated"]) == (2, 1)
 
 
 def test_stale_and_missing_explanations_are_flagged(lab_root):
