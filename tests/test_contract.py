@@ -138,7 +138,7 @@ BREAKAGES = {
         "changes unknown parameters ['c']"),
     "check_model_imports": (
         "model", _replace("import pandas as pd", "import pandas as pd\nfrom pysim import ledger"),
-        "imports 'pysim'"),
+        "imports 'pysim.ledger'"),
     "check_no_published_results_in_source": (
         "model", _replace("def broken(", "EXPECTED_ROW_2 = 5.25\n\n\ndef broken("),
         "the literal 5.25 is the published table1[2, y]"),
