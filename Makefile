@@ -51,8 +51,9 @@ test-browser: setup ## JupyterLab in headless Chromium runs a notebook through t
 test-docker: setup ## Build the image (making a local base if needed), run it, check JupyterLab and pysim
 	$(BIN)/python -m pytest -q -m docker
 
-reproduce: setup ## Run notebooks in full (PAPER=<id> for one, QUICK=1 for quick); write results/
-	$(BIN)/pysim reproduce $(if $(filter-out all,$(PAPER)),$(PAPER)) --jobs $(JOBS) $(if $(QUICK),--quick)
+reproduce: setup ## Run notebooks in full (PAPER=<id>, QUICK=1, SCHEDULER=tcp://host:8786 for dask); write results/
+	$(BIN)/pysim reproduce $(if $(filter-out all,$(PAPER)),$(PAPER)) --jobs $(JOBS) $(if $(QUICK),--quick) \
+	  $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 check: setup ## Score ledgers and claims against the models, without notebooks
 	$(BIN)/pysim check $(if $(filter-out all,$(PAPER)),$(PAPER))

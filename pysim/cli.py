@@ -146,9 +146,9 @@ def cmd_reproduce(args) -> int:
     except LedgerError as e:
         return _fail(str(e))
     _echo(command="reproduce", papers=" ".join(ids), seed=args.seed, quick=args.quick, jobs=args.jobs,
-          timeout=f"{args.timeout:g}s", out=args.out)
+          scheduler=args.scheduler or "local processes", timeout=f"{args.timeout:g}s", out=args.out)
     statuses, card = reproduce(ids, quick=args.quick, jobs=args.jobs, timeout=args.timeout, seed=args.seed,
-                               out=args.out)
+                               out=args.out, scheduler=args.scheduler)
     t = totals(card)
     print(f"\nscorecard: {args.out}/scorecard.md | {headline(t)}")
     for pid in ids:
@@ -206,6 +206,54 @@ def cmd_student(args) -> int:
     return 0
 
 
+def _values(text: str) -> list:
+    out = []
+    for v in text.split(","):
+        v = v.strip()
+        try:
+            out.append(int(v))
+        except ValueError:
+            try:
+                out.append(float(v))
+            except ValueError:
+                out.append({"true": True, "false": False}.get(v.lower(), v))
+    return out
+
+
+def _seeds(text: str) -> list:
+    if "-" in text:
+        lo, hi = text.split("-", 1)
+        return list(range(int(lo), int(hi) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def cmd_sweep(args) -> int:
+    import pandas as pd
+
+    from pysim.sweep import sweep
+
+    grid = {}
+    for spec in args.vary:
+        name, sep, values = spec.partition("=")
+        if not sep or not values:
+            return _fail(f"--vary expects name=v1,v2,..., got {spec!r}")
+        grid[name] = _values(values)
+    seeds = _seeds(args.seeds)
+    _echo(command=f"sweep {args.paper} {args.artifact}", grid=grid, seeds=seeds, quick=args.quick, jobs=args.jobs,
+          scheduler=args.scheduler or "local processes", out=args.out or "(stdout)")
+    df = sweep(args.paper, args.artifact, grid, seeds=seeds, quick=args.quick, jobs=args.jobs,
+               scheduler=args.scheduler)
+    if args.out:
+        from pysim.results import write_text_atomic
+
+        write_text_atomic(Path(args.out), df.to_csv(index=False))
+        print(f"{len(df)} rows written to {args.out}")
+    else:
+        with pd.option_context("display.width", 200, "display.max_rows", 200):
+            print(df.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    return 0
+
+
 def cmd_bench(args) -> int:
     from pysim import bench
 
@@ -247,7 +295,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeout", type=float, default=600.0, help="per-cell timeout, seconds (default 600)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--out", default="results")
+    s.add_argument("--scheduler", default=None,
+                   help="a dask.distributed scheduler address (tcp://host:8786) to run the notebooks on")
     s.set_defaults(func=cmd_reproduce)
+
+    s = sub.add_parser("sweep", help="one artifact over a grid of parameters and seeds (local or on dask)")
+    s.add_argument("paper")
+    s.add_argument("artifact")
+    s.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...", help="a parameter's values")
+    s.add_argument("--seeds", default="0", help="seeds: 0-9 or 0,3,7 (default 0)")
+    s.add_argument("--quick", action="store_true")
+    s.add_argument("--jobs", type=int, default=1)
+    s.add_argument("--scheduler", default=None, help="a dask.distributed scheduler address")
+    s.add_argument("--out", default=None, help="write the table as CSV here")
+    s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("check", help="score ledgers and claims against the models (no notebooks)")
     s.add_argument("papers", nargs="*")

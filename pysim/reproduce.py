@@ -1,16 +1,17 @@
 """Headless reproduction: execute notebooks with papermill, collect results/, score.
 
-For each paper the notebook runs in a fresh kernel, in its own working
-folder, with an explicit kernel name and a per-cell timeout. Outputs land in
-``results/<id>/`` (executed notebook, its HTML, figures as PNG and SVG,
-tables as CSV), moved in only once complete. A notebook that fails or times
-out is reported and the run goes on; the scorecard is computed from the
-models and ledgers, never typed.
+Each notebook runs in a fresh kernel, in a working folder of its own, with an
+explicit kernel name and a per-cell timeout. The run happens in a worker
+(:func:`run_notebook`): a process of the local pool, or a dask.distributed
+worker on another host. The worker gets the notebook's text and returns
+every file it made, so nothing assumes a shared file system; the client
+writes them under ``results/<id>/`` (executed notebook, its HTML, figures as
+PNG and SVG, tables as CSV), moved in only once complete. A notebook that
+fails or times out is reported and the run goes on; the scorecard is
+computed from the models and ledgers, never typed.
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
-import html
 import json
 import os
 import shutil
@@ -20,7 +21,9 @@ import traceback
 from pathlib import Path
 
 from pysim import ledger
-from pysim.results import write_text_atomic
+from pysim.parallel import executor_for
+from pysim.results import write_bytes_atomic, write_text_atomic
+from pysim.results_page import index_html
 from pysim.scorecard import markdown as scorecard_markdown
 from pysim.scorecard import scorecard
 
@@ -31,49 +34,77 @@ def notebook_path(paper_id: str) -> Path:
     return ledger.root() / "notebooks" / f"{paper_id}.ipynb"
 
 
-def execute_notebook(src: Path, out_dir: Path, *, seed: int, quick: bool, timeout: float,
-                     kernel: str = KERNEL) -> dict:
-    """Run one notebook; on success fill ``out_dir`` (replacing it). Returns a status dict.
+def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: float, kernel: str = KERNEL) -> dict:
+    """Execute a notebook given as text; return its status and, on success, its files as bytes.
 
-    Runs in a process of its own (see :func:`reproduce`), so it may block.
+    Runs wherever the executor puts it (it needs pysim installed, not the
+    client's files): ``{"id", "ok", "seconds", "error", "files": {name: bytes}}``.
+    On failure ``files`` holds the partly executed notebook, if there is one.
     """
     import nbformat
     import papermill as pm
     from nbconvert import HTMLExporter
 
-    name = src.stem
     t0 = time.perf_counter()
-    status = {"id": name, "ok": False, "seconds": 0.0, "error": None}
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out_dir.parent))
+    status = {"id": name, "ok": False, "seconds": 0.0, "error": None, "files": {}}
     work = Path(tempfile.mkdtemp(prefix=f"pysim-{name}-"))
+    outputs = work / "outputs"
+    outputs.mkdir()
+    src, executed = work / f"{name}.source.ipynb", outputs / f"{name}.ipynb"
+    src.write_text(source)
     env_before = os.environ.get("PYSIM_RESULTS_DIR")
     try:
-        os.environ["PYSIM_RESULTS_DIR"] = str(staging)
-        executed = staging / f"{name}.ipynb"
+        os.environ["PYSIM_RESULTS_DIR"] = str(outputs)
         pm.execute_notebook(str(src), str(executed), parameters={"seed": seed, "quick": quick},
                             kernel_name=kernel, cwd=str(work), execution_timeout=timeout,
                             progress_bar=False, log_output=False)
         body, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
-        (staging / f"{name}.html").write_text(body)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(staging, out_dir)
+        (outputs / f"{name}.html").write_text(body)
+        status["files"] = {p.name: p.read_bytes() for p in outputs.iterdir() if p.is_file()}
         status["ok"] = True
     except Exception as e:  # papermill raises PapermillExecutionError, timeouts, kernel deaths
         status["error"] = _describe(e)
-        failed = out_dir.parent / f"{name}.failed.ipynb"
-        if (staging / f"{name}.ipynb").exists():
-            os.replace(staging / f"{name}.ipynb", failed)
-            status["executed_notebook"] = str(failed)
+        if executed.exists():
+            status["files"] = {f"{name}.failed.ipynb": executed.read_bytes()}
     finally:
         if env_before is None:
             os.environ.pop("PYSIM_RESULTS_DIR", None)
         else:
             os.environ["PYSIM_RESULTS_DIR"] = env_before
-        shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
         status["seconds"] = time.perf_counter() - t0
+    return status
+
+
+def execute_notebook(src: Path, out_dir: Path, *, seed: int, quick: bool, timeout: float,
+                     kernel: str = KERNEL) -> dict:
+    """Run one notebook here and fill ``out_dir`` (replacing it) on success. Returns its status."""
+    status = run_notebook(Path(src).read_text(), Path(src).stem, seed=seed, quick=quick, timeout=timeout,
+                          kernel=kernel)
+    return store(status, Path(out_dir))
+
+
+def store(status: dict, out_dir: Path) -> dict:
+    """Write a worker's files: into ``out_dir`` (replaced whole) on success, beside it on failure.
+
+    Returns the status without the file contents.
+    """
+    files = status.pop("files", {})
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    if not status["ok"]:
+        for fname, data in files.items():
+            write_bytes_atomic(out_dir.parent / fname, data)
+            status["executed_notebook"] = str(out_dir.parent / fname)
+        return status
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        for fname, data in files.items():
+            (staging / fname).write_bytes(data)
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(staging, out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return status
 
 
@@ -86,67 +117,47 @@ def _describe(e: Exception) -> str:
     return text if len(text) < 2000 else text[:2000] + " ..."
 
 
-def index_html(card: dict, statuses: dict, out: Path) -> str:
-    rows = []
-    for pid, p in card["papers"].items():
-        d = out / pid
-        st = statuses.get(pid)
-        links = []
-        if d.is_dir():
-            links.append(f'<a href="{pid}/{pid}.html">notebook</a>')
-            links += [f'<a href="{pid}/{f.name}">{html.escape(f.name)}</a>' for f in sorted(d.iterdir())
-                      if f.suffix in (".png", ".svg", ".csv")]
-        run = "not run" if st is None else ("ok" if st["ok"] else f"FAILED: {html.escape(st['error'] or '')}")
-        rows.append(f"<tr><td>{pid}</td><td>{html.escape(p['title'])}</td><td>{p['verdict']}</td>"
-                    f"<td>{run}</td><td>{' · '.join(links)}</td></tr>")
-    return ("<!doctype html><meta charset=utf-8><title>pysim results</title>"
-            "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 8px;border-bottom:1px solid #ddd}</style>"
-            f"<h1>pysim results</h1><p>profile: {card['profile']}, generated {card['generated']}. "
-            '<a href="scorecard.md">scorecard.md</a> · <a href="scorecard.json">scorecard.json</a></p>'
-            "<table><tr><th>paper</th><th>title</th><th>verdict</th><th>notebook run</th><th>outputs</th></tr>"
-            + "".join(rows) + "</table>")
-
-
 def reproduce(ids=None, *, quick=False, jobs=1, timeout=600.0, seed=0, out="results", executor=None,
-              progress=True) -> tuple[dict, dict]:
+              scheduler=None, progress=True) -> tuple[dict, dict]:
     """Execute the notebooks of ``ids`` (all papers if None) and write results/.
 
-    Returns (statuses by id, scorecard). ``executor`` may be any
-    concurrent.futures.Executor (a dask.distributed client's, for instance);
-    by default a local process pool of ``jobs`` workers.
+    Returns (statuses by id, scorecard). The notebooks run on ``executor``
+    (any concurrent.futures.Executor), else on a dask.distributed cluster
+    when ``scheduler`` gives its address (or a LocalCluster), else on a local
+    pool of ``jobs`` processes.
     """
     ids = list(ids) if ids else ledger.paper_ids()
+    sources = {}
     for pid in ids:
         ledger.check_id(pid)
-        if not notebook_path(pid).exists():
-            raise ledger.LedgerError(f"{pid}: notebook {notebook_path(pid)} is missing")
+        path = notebook_path(pid)
+        if not path.exists():
+            raise ledger.LedgerError(f"{pid}: notebook {path} is missing")
+        sources[pid] = path.read_text()
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     if not timeout > 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
-    out = Path(out).resolve()  # the kernels run in working folders of their own
-    own = executor is None
-    executor = executor or cf.ProcessPoolExecutor(max_workers=jobs)
+    out = Path(out).resolve()
     statuses = {}
-    try:
-        futures = {executor.submit(execute_notebook, notebook_path(pid), out / pid, seed=seed, quick=quick,
-                                   timeout=timeout): pid for pid in ids}
+    with executor_for(jobs=jobs, scheduler=scheduler, executor=executor) as pool:
+        futures = {pool.submit(run_notebook, sources[pid], pid, seed=seed, quick=quick, timeout=timeout): pid
+                   for pid in ids}
         bar = _progress(len(futures), progress)
+        import concurrent.futures as cf
+
         for fut in cf.as_completed(futures):
             pid = futures[fut]
             try:
-                statuses[pid] = fut.result()
+                statuses[pid] = store(fut.result(), out / pid)
             except Exception:  # the worker itself died
                 statuses[pid] = {"id": pid, "ok": False, "seconds": 0.0, "error": traceback.format_exc(limit=3)}
             bar(pid, statuses[pid])
-    finally:
-        if own:
-            executor.shutdown()
     card = scorecard(ids, quick=quick, seed=seed)
     write_text_atomic(out / "scorecard.json", json.dumps(card, indent=2))
     write_text_atomic(out / "scorecard.md", scorecard_markdown(card))
-    write_text_atomic(out / "index.html", index_html(card, statuses, out))
     write_text_atomic(out / "runs.json", json.dumps(statuses, indent=2))
+    write_text_atomic(out / "index.html", index_html(card, statuses, out))
     return statuses, card
 
 

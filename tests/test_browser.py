@@ -110,3 +110,30 @@ def test_a_notebook_runs_through_the_ui(lab):
     assert errors == 0
     assert images >= 3
     assert "sosp93_maeda: partly replicated" in text or "sosp93_maeda: replicated" in text
+
+
+def test_the_results_page_renders_every_figure(lab_root, tmp_path):
+    """results/index.html, opened from the file system in Chromium: verdicts, counts, every thumbnail drawn."""
+    from playwright.sync_api import sync_playwright
+
+    from pysim.reproduce import reproduce
+
+    out = tmp_path / "results"
+    statuses, card = reproduce(["zz99_demo", "zz98_raises"], quick=True, out=out, timeout=120, progress=False)
+    shots = ROOT / "results" / "browser"
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.goto((out / "index.html").as_uri())
+        page.wait_for_load_state("load")
+        images = page.locator("img").count()
+        drawn = page.evaluate("Array.from(document.images).map(i => i.complete && i.naturalWidth > 0)")
+        text = page.locator("body").inner_text()
+        hrefs = page.evaluate("Array.from(document.links).map(a => a.getAttribute('href'))")
+        page.screenshot(path=str(shots / "results_page.png"), full_page=True)
+        browser.close()
+    assert images >= 1 and all(drawn)
+    assert "partly replicated" in text and "predictions within tolerance" in text
+    assert "notebook FAILED" in text  # the failing notebook is reported, not hidden
+    assert "zz99_demo/zz99_demo.html" in hrefs and not any(h.startswith(("http:", "https:")) for h in hrefs)

@@ -62,3 +62,51 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path, monkeypat
         write_text_atomic(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]  # the temporary file is gone too
+
+
+def _copy_demo(root, new_id):
+    import shutil
+
+    shutil.copytree(root / "papers" / "zz99_demo", root / "papers" / new_id)
+    text = (root / "papers" / new_id / "paper.yaml").read_text().replace("A demonstration paper", f"Demo {new_id}")
+    (root / "papers" / new_id / "paper.yaml").write_text(text)
+    shutil.copy(root / "notebooks" / "zz99_demo.ipynb", root / "notebooks" / f"{new_id}.ipynb")
+
+
+def _tables(folder):
+    return {p.relative_to(folder).as_posix(): p.read_text() for p in sorted(folder.rglob("*.csv"))}
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_gives_the_results_of_the_local_run(lab_root, tmp_path):
+    """Two worker processes of a real LocalCluster run the notebooks; what they return is what a local run writes."""
+    from distributed import LocalCluster
+
+    _copy_demo(lab_root, "zz95_demo")
+    ids = ["zz99_demo", "zz95_demo", "zz98_raises"]
+    local_statuses, local_card = reproduce(ids, quick=True, out=tmp_path / "local", timeout=120, jobs=2,
+                                           progress=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        dask_statuses, dask_card = reproduce(ids, quick=True, out=tmp_path / "dask", timeout=120,
+                                             scheduler=cluster.scheduler_address, progress=False)
+    for pid in ids:
+        assert dask_statuses[pid]["ok"] == local_statuses[pid]["ok"]
+    assert not dask_statuses["zz98_raises"]["ok"] and "deliberate failure" in dask_statuses["zz98_raises"]["error"]
+    assert _tables(tmp_path / "dask") == _tables(tmp_path / "local")
+    assert len(_tables(tmp_path / "dask")) >= 4  # tables of two papers, each table and its comparison
+    assert dask_card["papers"] == local_card["papers"]
+    assert (tmp_path / "dask" / "zz98_raises.failed.ipynb").exists()
+
+
+def test_a_sweep_runs_every_point_and_seed_and_refuses_bad_values_first(lab_root):
+    from pysim.sweep import sweep
+
+    df = sweep("zz99_demo", "table1", {"b": [0.0, 1.0]}, seeds=[0, 1])
+    assert list(df.columns) == ["b", "seed", "x", "y"]
+    assert len(df) == 2 * 2 * 3
+    y_at_3 = df[(df.x == 3)].set_index(["b", "seed"])["y"]
+    assert y_at_3[(0.0, 0)] == 6.0 and y_at_3[(1.0, 1)] == 14.0  # y = a x + b (x^2 - 1), a = 2
+    with pytest.raises(ValueError, match="b must be >= 0"):
+        sweep("zz99_demo", "table1", {"b": [1.0, -1.0]})
+    with pytest.raises(ValueError, match="unknown parameter"):
+        sweep("zz99_demo", "table1", {"c": [1]})
