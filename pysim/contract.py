@@ -295,14 +295,23 @@ def _significant_digits(text: str) -> int:
     return len(re.sub(r"[^0-9]", "", text.split("e")[0].lstrip("0.").replace(".", "")))
 
 
+def _unit_like(value) -> bool:
+    """Powers of ten and of two are unit conversions (100 for per cent, 1024, 4096), not results."""
+    v = abs(float(value))
+    if v == 0 or not float(v).is_integer() and v > 1:
+        return False
+    exp10, exp2 = math.log10(v), math.log2(v)
+    return abs(exp10 - round(exp10)) < 1e-12 or abs(exp2 - round(exp2)) < 1e-12
+
+
 def check_no_published_results_in_source(s: Subject):
-    """A published value (3 or more significant digits) appears in the model's source only as the
-    default of a stated or input field, never as a result."""
+    """A published value (3 or more significant digits, not a power of ten or two) appears in the
+    model's source only as the default of a stated or input field, never as a result."""
     published = {}
     for c in s.paper.cells:
         if c.source != "doubtful":
             raw = f"{c.value:g}"
-            if _significant_digits(raw) >= 3:
+            if _significant_digits(raw) >= 3 and not _unit_like(c.value):
                 published.setdefault(c.value, c)
     if not published:
         return

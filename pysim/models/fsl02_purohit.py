@@ -74,7 +74,7 @@ GREP_KB = (128, 256, 512, 1024, 2048)
 LS_FILES = (5000, 50000)
 PAGE = 4096
 STAT_BYTES = 64  # §3: stat returns a 64-byte structure
-PERCENT = 10 ** 2  # per cent
+PERCENT = 100
 
 
 @dataclass(frozen=True)
