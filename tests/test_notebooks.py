@@ -1,10 +1,12 @@
-"""Every paper notebook runs top to bottom in quick mode, in a fresh kernel; committed notebooks are clean."""
+"""Every paper notebook, and its course edition without solutions, runs top to bottom in quick mode in a
+fresh kernel; committed notebooks are clean."""
 import json
 
 import pytest
 
 from pysim import ledger
 from pysim.reproduce import execute_notebook, notebook_path
+from pysim.student import PLACEHOLDER, strip_solutions, write_student_notebooks
 
 NOTEBOOKS = sorted(notebook_path("x").parent.glob("*.ipynb"))
 
@@ -30,6 +32,25 @@ def test_notebook_runs_in_quick_mode(paper_id, tmp_path):
     assert status["seconds"] < 60
     files = {p.suffix for p in (tmp_path / paper_id).iterdir()}
     assert {".ipynb", ".html", ".png", ".svg", ".csv"} <= files
+
+
+@pytest.mark.parametrize("paper_id", ledger.paper_ids())
+def test_the_course_edition_runs_without_its_solutions(paper_id, tmp_path):
+    [student] = write_student_notebooks(tmp_path / "student", ids=[paper_id])
+    nb = json.loads(student.read_text())
+    tags = [t for c in nb["cells"] for t in c.get("metadata", {}).get("tags", [])]
+    assert "solution" not in tags and tags.count("answer") >= 1
+    status = execute_notebook(student, tmp_path / "out", seed=0, quick=True, timeout=120)
+    assert status["ok"], status["error"]
+
+
+def test_stripping_replaces_each_solution_with_an_empty_answer_cell():
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {"tags": ["exercise"]}, "source": "Q"},
+                    {"cell_type": "code", "metadata": {"tags": ["solution"]}, "source": "secret = 42",
+                     "outputs": [], "execution_count": None, "id": "s1"}]}
+    out = strip_solutions(nb)
+    assert out["cells"][1]["source"] == PLACEHOLDER and out["cells"][1]["metadata"]["tags"] == ["answer"]
+    assert nb["cells"][1]["source"] == "secret = 42"  # the original is left alone
 
 
 def test_index_notebook_runs(tmp_path):
