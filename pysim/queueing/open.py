@@ -1,4 +1,4 @@
-"""Queueing networks run entirely in C, and the closed forms to check them by.
+"""Open queueing networks run entirely in C, and the closed forms to check them by.
 
     >>> r = open_network(servers=[1], service_rate=[1.0], arrival_rate=[0.5], departures=20000, rng=1)
     >>> round(r.mean_sojourn_s, 1)
