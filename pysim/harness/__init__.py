@@ -1,0 +1,15 @@
+"""Measurement in the manner of lmbench: the harness, a simulated twin, and real snippet runners.
+
+* :mod:`pysim.harness.lmbench`: the lmbench 2.0 harness over any clock
+  (interval, auto-sizing, loop overhead, tries, median or minimum);
+* :mod:`pysim.harness.twin`: a simulated clock with a timer resolution,
+  interrupts and a competing process, for the papers about measurement;
+* :mod:`pysim.harness.runners`: real C, C++, Java and Tcl snippets timed by
+  the same harness, reporting "not available" where a tool is missing.
+"""
+from pysim.harness.lmbench import BenchResult, auto_size, bench, compute_enough, loop_overhead
+from pysim.harness.runners import Measurement, Snippet, measure
+from pysim.harness.twin import SimulatedClock
+
+__all__ = ["BenchResult", "auto_size", "bench", "compute_enough", "loop_overhead", "Measurement", "Snippet",
+           "measure", "SimulatedClock"]
