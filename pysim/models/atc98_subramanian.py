@@ -42,8 +42,10 @@ import numpy as np
 import pandas as pd
 
 from pysim.hw import TLB, catalog
-from pysim.models import Fit, require_positive
+from pysim.models import Fit
+from pysim.params import ModelParams, assumed, calibrated, from_catalog
 from pysim.rng import make_rng
+from pysim.workloads.addresses import zipf_clustered_pages
 
 KB = 1024
 PAGE = 4 * KB
@@ -106,42 +108,39 @@ BENCHMARKS = {
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(ModelParams):
     """Inputs. Times in seconds unless named otherwise."""
 
-    tlb_entries: int = 96               # catalog: PA-8000, 96 entries, fully associative
-    miss_cycles: float = 70.0           # catalog: 70 cycles average miss handling (Table 2)
-    trace_length: int = 400_000         # assumed: references simulated per run (misses scale to the run)
-    uniform_fraction: float = 0.0001    # assumed: references spread over the whole footprint
-    cluster_pages: int = 64             # assumed: hot data lies in runs of 256 KB (arenas of related objects)
-    free_memory_bytes: float = 4e9      # assumed: ample memory, so the hint is never lowered
-    fault_us: float = 30.0              # assumed: one virtual fault's fixed cost
-    apsi_references: float = 4.692e8     # CALIBRATED: Table 3 apsi 4KB misses
-    apsi_alpha: float = 1.0             # assumed: Zipf's law for apsi's data pages
-    apsi_data_pages: int = 414          # CALIBRATED: Table 3 apsi 16KB misses (how far the data outgrows 16 KB pages' reach)
-    apsi_compute_s: float = 124.99      # CALIBRATED: Table 3 apsi 4MB total time
-    compress_references: float = 1.386e6    # CALIBRATED: Table 3 compress 16KB misses
-    compress_alpha: float = 1.394         # CALIBRATED: Table 3 compress 64KB misses
-    compress_compute_s: float = 123.997  # CALIBRATED: Table 3 compress 1MB total time
-    vortex_references: float = 5.076e8      # CALIBRATED: Table 3 vortex 16KB misses
-    vortex_alpha: float = 1.274           # CALIBRATED: Table 3 vortex 64KB misses
-    vortex_compute_s: float = 144.9     # CALIBRATED: Table 3 vortex 64KB total time
-    verilog_references: float = 1.173e11     # CALIBRATED: Table 5 16KB misses
-    verilog_alpha: float = 2.011          # CALIBRATED: Table 5 64KB misses
-    verilog_compute_s: float = 1915.2   # CALIBRATED: Table 5 4MB total time
-    nastran_references: float = 1.250e10     # CALIBRATED: Table 4 Nastran 4KB misses
-    nastran_alpha: float = 1.627          # CALIBRATED: Table 4 Nastran 16KB misses
-    nastran_compute_s: float = 256.12    # CALIBRATED: Table 4 Nastran 64KB total time
-    proe_references: float = 1.353e9        # CALIBRATED: Table 4 ProE 4KB misses
-    proe_alpha: float = 1.392             # CALIBRATED: Table 4 ProE 16KB misses
-    proe_compute_s: float = 83.98        # CALIBRATED: Table 4 ProE 64KB total time
-    vmverilog_references: float = 5.253e10   # CALIBRATED: Table 4 Verilog 64KB misses
-    vmverilog_compute_s: float = 134.27  # CALIBRATED: Table 4 Verilog 1MB total time
-
-    def __post_init__(self):
-        require_positive(self)
-        if self.uniform_fraction >= 1:
-            raise ValueError(f"uniform_fraction must be in (0, 1), got {self.uniform_fraction!r}")
+    tlb_entries: int = from_catalog(_MACHINE_180, "tlb_entries", ge=1)
+    miss_cycles: float = from_catalog(_MACHINE_180, "tlb_miss_cycles")
+    trace_length: int = assumed(400_000, "references simulated per run; misses scale to the run's length",
+                                ge=1000)
+    uniform_fraction: float = assumed(0.0001, "a thin stream over the whole footprint (cold references)",
+                                      gt=0, lt=1)
+    cluster_pages: int = assumed(64, "hot data lies in runs of 256 KB (arenas of related objects)", ge=1)
+    free_memory_bytes: float = assumed(4e9, "§9: no-paging runs; ample memory, so the hint is never lowered")
+    fault_us: float = assumed(30.0, "one virtual fault's fixed cost, a few thousand cycles", ge=0)
+    apsi_references: float = calibrated(4.692e8, "references in apsi's run", gt=0)
+    apsi_alpha: float = assumed(1.0, "Zipf's law for apsi's initialised data pages", ge=0, le=4)
+    apsi_data_pages: int = calibrated(414, "how far apsi's data outgrows 16 KB pages' reach", ge=1, le=459)
+    apsi_compute_s: float = calibrated(124.99, "apsi's time without TLB misses")
+    compress_references: float = calibrated(1.386e6, "references in compress's run")
+    compress_alpha: float = calibrated(1.394, "Zipf exponent of compress's heap pages", ge=0, le=4)
+    compress_compute_s: float = calibrated(123.997, "compress's time without TLB misses")
+    vortex_references: float = calibrated(5.076e8, "references in vortex's run")
+    vortex_alpha: float = calibrated(1.274, "Zipf exponent of vortex's heap pages", ge=0, le=4)
+    vortex_compute_s: float = calibrated(144.9, "vortex's time without TLB misses")
+    verilog_references: float = calibrated(1.173e11, "references in Verilog-XL's run")
+    verilog_alpha: float = calibrated(2.011, "Zipf exponent of Verilog-XL's heap pages", ge=0, le=4)
+    verilog_compute_s: float = calibrated(1915.2, "Verilog-XL's time without TLB misses")
+    nastran_references: float = calibrated(1.250e10, "references in Nastran's run")
+    nastran_alpha: float = calibrated(1.627, "Zipf exponent of Nastran's heap pages", ge=0, le=4)
+    nastran_compute_s: float = calibrated(256.12, "Nastran's time without TLB misses")
+    proe_references: float = calibrated(1.353e9, "references in ProE's run")
+    proe_alpha: float = calibrated(1.392, "Zipf exponent of ProE's heap pages", ge=0, le=4)
+    proe_compute_s: float = calibrated(83.98, "ProE's time without TLB misses")
+    vmverilog_references: float = calibrated(5.253e10, "references in VMbench Verilog's run")
+    vmverilog_compute_s: float = calibrated(134.27, "VMbench Verilog's time without TLB misses")
 
     def of(self, bench: str) -> tuple:
         """(references, alpha, compute_s) of one benchmark."""
@@ -240,15 +239,8 @@ def trace(bench: Benchmark, alpha: float, params: Params, rng=0):
     for r in bench.regions:
         bases[r.name], sizes[r.name] = base, r.pages
         base += (-(-r.pages * PAGE // (64 << 20)) + 1) * (64 << 20)
-    hot = sizes[bench.hot_region]
-    ranks = np.arange(1, hot + 1, dtype=np.float64)
-    weights = ranks ** -alpha
-    cdf = np.cumsum(weights) / weights.sum()
     # popular pages sit together in runs of cluster_pages (spatial locality); the runs are scattered
-    runs = -(-hot // params.cluster_pages)
-    run_at = gen.permutation(runs) * params.cluster_pages
-    rank = np.minimum(np.searchsorted(cdf, gen.random(n)), hot - 1)
-    picks = np.minimum(run_at[rank // params.cluster_pages] + rank % params.cluster_pages, hot - 1)
+    picks = zipf_clustered_pages(sizes[bench.hot_region], alpha, n, cluster_pages=params.cluster_pages, rng=gen)
     addrs = bases[bench.hot_region] + picks * PAGE + gen.integers(0, PAGE, n)
     spray = gen.random(n) < params.uniform_fraction
     regions = list(bench.regions)
