@@ -3,34 +3,43 @@
 Regenerates Table 3 (apsi, compress and vortex on a 180 MHz PA-8000),
 Table 4 (the VMbench models of Nastran, ProE and Verilog) and Table 5
 (Verilog-XL on a 160 MHz PA-8000): TLB misses, estimated TLB time,
-total time and memory use for each chatr page size. Figures 1-5 are
-diagrams; Tables 1 and 2 are descriptions.
+total time, memory use and (Table 5) the page-size distribution for each
+chatr page size. Figures 1-5 are diagrams; Tables 1 and 2 are descriptions.
 
 First principles. Each benchmark is an address space of regions (text,
-initialised data, heap, stack, shared libraries) sized from the stated 4 KB
-memory use, and a reference stream: Zipf-popular pages in the region the
-paper says the misses come from, lying in contiguous runs (spatial
+initialised data, heap, stack, shared libraries). The regions add up to the
+program's memory use at 4 KB pages, a given input; the split between them is
+assumed from §9. The reference stream has Zipf-popular pages in the region
+the paper says the misses come from, lying in contiguous runs (spatial
 locality), plus a thin uniform stream over everything.
 At fault time HP-UX picks each page's size: the region's hint (the chatr
 size; shared libraries are not chatr'ed), lowered while free memory is below
 four times the size, and only if the aligned block around the faulting page
-lies inside the region; the heap grows in steps rounded up to the hint (the
-growth-rate adjustment), which is where the extra memory comes from. The
-trace then runs through the C TLB simulator holding all page sizes at once
-(96 entries, fully associative, LRU as an approximation of the PA-8000's
-policy). TLB time is misses x 70 cycles / clock; total time is compute time
-plus TLB time.
+lies inside the region. The heap grows in steps rounded up to the hint (the
+growth-rate adjustment), which is where the extra memory comes from.
+The trace then runs through the C TLB simulator holding all page sizes at
+once: the catalog's PA-8000 entries, fully associative, with LRU as an
+approximation of the PA-8000's policy. TLB time is misses x the catalog's
+miss cycles / clock; total time is compute time plus TLB time plus an
+assumed cost per fault.
 
-Calibrated per benchmark (see CALIBRATION): the length of the run (on the
-4 KB miss count), the locality exponent (on the 16 KB miss count) and the
-compute time (on the total time at the largest page size). The other miss
-counts, all memory use and the other total times are predictions.
+Calibrated per benchmark (see CALIBRATION): the length of the run (on one
+miss count), the locality exponent (on a second miss count) and the compute
+time (on one total time). Inputs (see INPUTS): the 4 KB memory use, and
+every cell that follows from given or fitted values by arithmetic alone.
+The other miss counts, the memory growth and the page-size distribution are
+predictions.
+
+Counterfactuals: four-kb-pages (no chatr hints) and no-heap-rounding (no
+growth-rate adjustment).
 
 Not reproduced: the memory growth of sparsely touched regions (a large page
 maps its whole block even where only some of its 4 KB pages are used; the
 model's regions are touched densely, so Nastran's and ProE's growth is
-missed), the replicated-pde miss handler and the buddy allocator's pools
-(memory is assumed plentiful, so the free-memory rule never lowers a hint).
+missed), the background of misses from the kernel and the clock interrupt
+(the floor of every program's counts at large pages), the replicated-pde miss
+handler and the buddy allocator's pools (memory is assumed plentiful, so the
+free-memory rule never lowers a hint).
 """
 from __future__ import annotations
 
@@ -42,8 +51,8 @@ import numpy as np
 import pandas as pd
 
 from pysim.hw import TLB, catalog
-from pysim.models import Fit
-from pysim.params import ModelParams, assumed, calibrated, from_catalog
+from pysim.models import Counterfactual, Fit, Inputs, cells
+from pysim.params import ModelParams, assumed, calibrated, from_catalog, given, stated
 from pysim.rng import make_rng
 from pysim.workloads.addresses import zipf_clustered_pages
 
@@ -72,39 +81,32 @@ class Benchmark:
     sizes: tuple             # the chatr sizes the paper ran
 
 
-def _bench(name, regions, hot, clock, sizes):
-    return Benchmark(name, tuple(Region(*r) for r in regions), hot, clock, sizes)
-
-
 _MACHINE_180 = catalog.get("HP 9000 PA-8000 180 MHz")
 _MACHINE_160 = catalog.get("HP 9000 PA-8000 160 MHz")
 TABLE3_SIZES = ("4KB", "16KB", "64KB", "256KB", "1MB", "4MB")
 TABLE5_SIZES = TABLE3_SIZES + ("16MB",)
 
-# Region sizes (4 KB pages) add up to the stated 4 KB memory use; the split is assumed
-# from the paper's description of where each program's misses come from (§9).
-BENCHMARKS = {
-    # apsi's initialised data is sized by Params.apsi_data_pages (calibrated); the heap takes the rest
-    "apsi": _bench("apsi", [("text", 60), ("data", 400), ("heap", 60, True, True), ("stack", 10),
-                            ("shlib", 70, False)], "data", _MACHINE_180.clock_hz, TABLE3_SIZES),
-    "compress": _bench("compress", [("text", 20), ("data", 20), ("heap", 8800, True, True), ("stack", 7),
-                                    ("shlib", 70, False)], "heap", _MACHINE_180.clock_hz, TABLE3_SIZES),
-    "vortex": _bench("vortex", [("text", 250), ("data", 300), ("heap", 13930, True, True), ("stack", 21),
-                                ("shlib", 70, False)], "heap", _MACHINE_180.clock_hz, TABLE3_SIZES),
-    # text + data under 5% of memory; over 1000 4 KB mappings remain (shared libraries)
-    "Verilog-XL": _bench("Verilog-XL", [("text", 2500), ("data", 1500), ("heap", 88100, True, True),
-                                        ("stack", 16), ("shlib", 1200, False)], "heap",
-                         _MACHINE_160.clock_hz, TABLE5_SIZES),
-    # the VMbench models (Table 4): heaps grown by 16 MB mallocs (Nastran), small varying ones (ProE)
-    # and 16 KB ones (Verilog); the splits are assumed, the totals are the stated 4 KB memory use
-    "Nastran": _bench("Nastran", [("text", 800), ("data", 300), ("heap", 10000, True, True), ("stack", 16),
-                                  ("shlib", 70, False)], "heap", _MACHINE_180.clock_hz, TABLE3_SIZES),
-    "ProE": _bench("ProE", [("text", 3000), ("data", 1500), ("heap", 15900, True, True), ("stack", 16),
-                            ("shlib", 141, False)], "heap", _MACHINE_180.clock_hz, TABLE3_SIZES),
-    "Verilog (VMbench)": _bench("Verilog (VMbench)", [("text", 1500), ("data", 1000), ("heap", 50400, True, True),
-                                                      ("stack", 16), ("shlib", 211, False)], "heap",
-                                _MACHINE_180.clock_hz, TABLE3_SIZES),
+# The regions other than the heap, in 4 KB pages: (name, pages, chatr'ed). Their sizes are
+# assumed from what §9 says of each program (apsi's misses come from its initialised data,
+# the others' from dynamic data; Verilog-XL's text and data are under 5% of its memory and over
+# 1000 4 KB mappings remain in shared libraries that were not chatr'ed). The heap is the rest
+# of the program's stated 4 KB memory use (a given input, see Params).
+LAYOUTS = {
+    "apsi": (("text", 60, True), ("data", None, True), ("stack", 10, True), ("shlib", 70, False)),
+    "compress": (("text", 20, True), ("data", 20, True), ("stack", 7, True), ("shlib", 70, False)),
+    "vortex": (("text", 250, True), ("data", 300, True), ("stack", 21, True), ("shlib", 70, False)),
+    "Verilog-XL": (("text", 2500, True), ("data", 1500, True), ("stack", 16, True), ("shlib", 1200, False)),
+    # the VMbench models (Table 4): heaps grown by 16 MB mallocs (Nastran), small varying ones
+    # (ProE) and 16 KB ones (Verilog)
+    "Nastran": (("text", 800, True), ("data", 300, True), ("stack", 16, True), ("shlib", 70, False)),
+    "ProE": (("text", 3000, True), ("data", 1500, True), ("stack", 16, True), ("shlib", 144, False)),
+    "Verilog (VMbench)": (("text", 1500, True), ("data", 1000, True), ("stack", 16, True), ("shlib", 211, False)),
 }
+HOT_REGION = {"apsi": "data"}  # where the misses come from (§9); "heap" for the others
+CLOCK_HZ = {name: _MACHINE_160.clock_hz if name == "Verilog-XL" else _MACHINE_180.clock_hz for name in LAYOUTS}
+KEYS = {"apsi": "apsi", "compress": "compress", "vortex": "vortex", "Verilog-XL": "verilog", "Nastran": "nastran",
+        "ProE": "proe", "Verilog (VMbench)": "vmverilog"}
+BENCHMARKS = tuple(LAYOUTS)
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,17 @@ class Params(ModelParams):
     cluster_pages: int = assumed(64, "hot data lies in runs of 256 KB (arenas of related objects)", ge=1)
     free_memory_bytes: float = assumed(4e9, "§9: no-paging runs; ample memory, so the hint is never lowered")
     fault_us: float = assumed(30.0, "one virtual fault's fixed cost, a few thousand cycles", ge=0)
-    apsi_references: float = calibrated(4.692e8, "references in apsi's run", gt=0)
+    chatr_hints: bool = stated(True, "§9: chatr sets the text and data page-size hints")
+    heap_rounding: bool = stated(True, "§6: heap growth-rate adjustment rounds sbrk steps up to the hint")
+    # each program's memory use at 4 KB pages: the regions add up to it (the heap is the rest)
+    apsi_pages: int = given(600, "Table 3: apsi's Mem Usage at 4KB")
+    compress_pages: int = given(8917, "Table 3: compress's Mem Usage at 4KB (a doubtful reading)")
+    vortex_pages: int = given(14571, "Table 3: vortex's Mem Usage at 4KB")
+    verilog_pages: int = given(93316, "Table 5: Mem Usage at 4KB (reconstructed)")
+    nastran_pages: int = given(11186, "Table 4: Nastran's Mem Usage at 4KB (reconstructed)")
+    proe_pages: int = given(20557, "Table 4: ProE's Mem Usage at 4KB")
+    vmverilog_pages: int = given(53127, "Table 4: VMbench Verilog's Mem Usage at 4KB")
+    apsi_references: float = calibrated(4.6564e8, "references in apsi's run", gt=0)
     apsi_alpha: float = assumed(1.0, "Zipf's law for apsi's initialised data pages", ge=0, le=4)
     apsi_data_pages: int = calibrated(414, "how far apsi's data outgrows 16 KB pages' reach", ge=1, le=459)
     apsi_compute_s: float = calibrated(124.99, "apsi's time without TLB misses")
@@ -142,13 +154,35 @@ class Params(ModelParams):
     vmverilog_references: float = calibrated(5.253e10, "references in VMbench Verilog's run")
     vmverilog_compute_s: float = calibrated(134.27, "VMbench Verilog's time without TLB misses")
 
+    def __post_init__(self):
+        super().__post_init__()
+        rest = sum(n for _, n, _ in LAYOUTS["apsi"] if n is not None)
+        if self.apsi_data_pages + rest >= self.apsi_pages:
+            raise ValueError(f"apsi_data_pages must leave a heap in apsi_pages={self.apsi_pages}, "
+                             f"got {self.apsi_data_pages}")
+        for name, key in KEYS.items():
+            rest = sum(n for _, n, _ in LAYOUTS[name] if n is not None)
+            if getattr(self, f"{key}_pages") <= rest:
+                raise ValueError(f"{key}_pages must exceed the {rest} pages of {name}'s other regions, "
+                                 f"got {getattr(self, f'{key}_pages')}")
+
     def of(self, bench: str) -> tuple:
         """(references, alpha, compute_s) of one benchmark."""
-        key = {"Verilog-XL": "verilog", "Nastran": "nastran", "ProE": "proe",
-               "Verilog (VMbench)": "vmverilog"}.get(bench, bench)
+        key = KEYS[bench]
         if key == "vmverilog":  # VMbench's Verilog replays Verilog-XL's VM behaviour: same locality (derived)
             return self.vmverilog_references, self.verilog_alpha, self.vmverilog_compute_s
         return getattr(self, f"{key}_references"), getattr(self, f"{key}_alpha"), getattr(self, f"{key}_compute_s")
+
+
+def program(name: str, params: Params) -> Benchmark:
+    """The address space of one program: its regions, the heap taking the rest of its 4 KB memory use."""
+    regions = []
+    for region, pages, chatr in LAYOUTS[name]:
+        regions.append(Region(region, params.apsi_data_pages if pages is None else pages, chatr))
+    heap = getattr(params, f"{KEYS[name]}_pages") - sum(r.pages for r in regions)
+    regions.insert(2, Region("heap", heap, True, True))
+    return Benchmark(name, tuple(regions), HOT_REGION.get(name, "heap"), CLOCK_HZ[name],
+                     TABLE5_SIZES if name == "Verilog-XL" else TABLE3_SIZES)
 
 
 def _t3(bench, size, column):
@@ -178,6 +212,57 @@ CALIBRATION = (
     Fit("proe_compute_s", "table4", "ProE / 64KB", "total_s", (10.0, 1000.0)),
     Fit("vmverilog_references", "table4", "Verilog (VMbench) / 64KB", "tlb_misses_thousands", (1e3, 1e13)),
     Fit("vmverilog_compute_s", "table4", "Verilog (VMbench) / 1MB", "total_s", (10.0, 1000.0)),
+)
+
+
+def _t4(bench, sizes, column="total_s"):
+    return cells("table4", [f"{bench} / {s}" for s in sizes], [column])
+
+
+# Cells that follow from given or fitted values by arithmetic alone (they are never predictions):
+# * a total time is compute time (fitted) + TLB time; where the row's miss count is itself fitted,
+#   the total is arithmetic on two fits;
+# * where the given or fitted value alone lands within the cell's tolerance of the published
+#   value (the paper's own TLB time or memory growth for that row is smaller than the tolerance),
+#   the mechanism cannot move the cell out of its band: it tests the input, not the mechanism.
+INPUTS = (
+    Inputs(("apsi_pages", "compress_pages", "vortex_pages"),
+           cells("table3", ["apsi / 4KB", "compress / 4KB", "vortex / 4KB"], ["mem_usage_4KB_pages"]),
+           "each program's 4 KB memory use is given: its regions add up to it"),
+    Inputs(("verilog_pages",), cells("table5", ["4KB"], ["mem_usage_4KB_pages"]),
+           "Verilog-XL's 4 KB memory use is given: its regions add up to it"),
+    Inputs(("nastran_pages", "proe_pages", "vmverilog_pages"),
+           cells("table4", ["Nastran / 4KB", "ProE / 4KB", "Verilog (VMbench) / 4KB"], ["mem_usage_4KB_pages"]),
+           "each VMbench model's 4 KB memory use is given: its regions add up to it"),
+    Inputs((), cells("table3", ["apsi / 16KB", "apsi / 64KB", "compress / 16KB", "compress / 64KB",
+                                "compress / 256KB", "compress / 1MB", "compress / 4MB", "vortex / 16KB",
+                                "vortex / 64KB", "vortex / 256KB", "vortex / 1MB"], ["mem_usage_4KB_pages"])
+           + cells("table5", ["256KB", "1MB"], ["mem_usage_4KB_pages"])
+           + _t4("Nastran", ["16KB"], "mem_usage_4KB_pages") + _t4("ProE", ["16KB", "64KB", "256KB", "1MB"],
+                                                                   "mem_usage_4KB_pages")
+           + _t4("Verilog (VMbench)", ["64KB", "256KB", "1MB", "4MB"], "mem_usage_4KB_pages"),
+           "the given 4 KB memory use alone lands within 10% of the published memory: the paper's growth "
+           "is smaller than the tolerance, so the cell cannot test the rounding"),
+    Inputs((), cells("table3", ["apsi / 4KB", "vortex / 16KB"], ["total_s"])
+           + cells("table5", ["16KB", "64KB"], ["total_s"])
+           + _t4("Nastran", ["16KB"]) + _t4("ProE", ["4KB", "16KB"]) + _t4("Verilog (VMbench)", ["64KB"]),
+           "compute time (fitted) plus the TLB time of a fitted miss count: arithmetic on two fits"),
+    Inputs((), cells("table3", ["apsi / 16KB", "apsi / 64KB", "apsi / 256KB", "apsi / 1MB", "compress / 16KB",
+                                "compress / 64KB", "compress / 256KB", "compress / 4MB"], ["total_s"])
+           + cells("table5", ["256KB", "1MB", "16MB"], ["total_s"])
+           + _t4("Verilog (VMbench)", ["256KB", "4MB"]),
+           "compute time (fitted) alone lands within 10% of the published total: the paper's TLB time for the "
+           "row is below the tolerance"),
+    Inputs((), cells("table5", ["16KB", "64KB", "256KB"], ["n_4KB"]),
+           "the unchatr'ed shared libraries are sized (assumed) from §9's 'over 1000 4KB mappings remain', "
+           "which is what these cells count"),
+)
+
+COUNTERFACTUALS = (
+    Counterfactual("four-kb-pages", {"chatr_hints": False},
+                   "no chatr hints: every program runs on 4 KB pages at every chatr setting"),
+    Counterfactual("no-heap-rounding", {"heap_rounding": False},
+                   "no heap growth-rate adjustment: the heap ends where the program's use ends"),
 )
 
 
@@ -213,7 +298,7 @@ def layout(bench: Benchmark, hint: int, params: Params) -> list:
     mappings, mapped = [], {}
     for r in bench.regions:
         pages = r.pages
-        if r.growable and r.chatr and hint > PAGE:  # growth-rate adjustment: sbrk steps become hint-sized
+        if r.growable and r.chatr and hint > PAGE and params.heap_rounding:  # growth-rate adjustment: sbrk steps become hint-sized
             per = hint // PAGE
             pages = -(-r.pages // per) * per
         mapped[r.name] = pages
@@ -275,17 +360,18 @@ def page_sizes_for(addrs, bases, mappings) -> np.ndarray:
 
 
 def run(bench_name: str, chatr: str, params: Params, rng=0) -> dict:
-    """One row of Table 3 or 5 for a benchmark and chatr page size."""
+    """One row of Table 3, 4 or 5 for a program and chatr page size."""
     if bench_name not in BENCHMARKS:
         raise ValueError(f"benchmark must be one of {sorted(BENCHMARKS)}, got {bench_name!r}")
     if chatr not in SIZES:
         raise ValueError(f"chatr page size must be one of {list(SIZES)}, got {chatr!r}")
-    bench = BENCHMARKS[bench_name]
+    bench = program(bench_name, params)
     references, alpha, compute_s = params.of(bench_name)
-    data_pages = int(round(params.apsi_data_pages)) if bench_name == "apsi" else 0
-    miss_rate, faults, mem_pages, dist = simulate(bench_name, chatr, alpha, params.trace_length,
+    hint = SIZES[chatr] if params.chatr_hints else PAGE
+    miss_rate, faults, mem_pages, dist = simulate(bench, hint, alpha, params.trace_length,
                                                   params.uniform_fraction, params.cluster_pages,
-                                                  params.tlb_entries, params.free_memory_bytes, rng, data_pages)
+                                                  params.tlb_entries, params.free_memory_bytes,
+                                                  params.heap_rounding, rng)
     misses = miss_rate * references
     tlb_s = misses * params.miss_cycles / bench.clock_hz
     return {"tlb_misses_thousands": misses / 1000, "tlb_time_s": tlb_s,
@@ -293,28 +379,14 @@ def run(bench_name: str, chatr: str, params: Params, rng=0) -> dict:
             "mem_usage_4KB_pages": mem_pages, **dict(dist)}
 
 
-def resized(bench: Benchmark, data_pages: int) -> Benchmark:
-    """The same program with its data region resized and the heap absorbing the difference."""
-    regions = {r.name: r for r in bench.regions}
-    delta = data_pages - regions["data"].pages
-    if not 0 < data_pages < regions["data"].pages + regions["heap"].pages:
-        raise ValueError(f"data_pages must leave a heap, got {data_pages}")
-    new = tuple(dataclasses.replace(r, pages=data_pages) if r.name == "data"
-                else dataclasses.replace(r, pages=r.pages - delta) if r.name == "heap" else r for r in bench.regions)
-    return dataclasses.replace(bench, regions=new)
-
-
 @functools.lru_cache(maxsize=512)
-def simulate(bench_name, chatr, alpha, trace_length, uniform_fraction, cluster_pages, tlb_entries,
-             free_memory_bytes, rng=0, data_pages=0):
-    """The expensive part, cached (pure in its arguments): (miss rate, faults, memory pages, distribution).
-
-    data_pages > 0 resizes the data region, the heap taking up the difference.
-    """
-    bench = resized(BENCHMARKS[bench_name], data_pages) if data_pages else BENCHMARKS[bench_name]
+def simulate(bench, hint, alpha, trace_length, uniform_fraction, cluster_pages, tlb_entries,
+             free_memory_bytes, heap_rounding=True, rng=0):
+    """The expensive part, cached (pure in its arguments): (miss rate, faults, memory pages, distribution)."""
     p = dataclasses.replace(Params(), trace_length=trace_length, uniform_fraction=uniform_fraction,
-                            cluster_pages=cluster_pages, tlb_entries=tlb_entries, free_memory_bytes=free_memory_bytes)
-    mappings, _ = layout(bench, SIZES[chatr], p)
+                            cluster_pages=cluster_pages, tlb_entries=tlb_entries, free_memory_bytes=free_memory_bytes,
+                            heap_rounding=heap_rounding)
+    mappings, _ = layout(bench, hint, p)
     addrs, bases = trace(bench, alpha, p, rng)
     sizes = page_sizes_for(addrs, bases, mappings)
     tlb = TLB(tlb_entries)
