@@ -9,26 +9,37 @@ chatr page size. Figures 1-5 are diagrams; Tables 1 and 2 are descriptions.
 First principles. Each benchmark is an address space of regions (text,
 initialised data, heap, stack, shared libraries). The regions add up to the
 program's memory use at 4 KB pages, a given input; the split between them is
-assumed from §9. The reference stream has Zipf-popular pages in the region
-the paper says the misses come from, lying in contiguous runs (spatial
-locality), plus a thin uniform stream over everything.
+assumed from §9.
 At fault time HP-UX picks each page's size: the region's hint (the chatr
 size; shared libraries are not chatr'ed), lowered while free memory is below
 four times the size, and only if the aligned block around the faulting page
 lies inside the region. The heap grows in steps rounded up to the hint (the
 growth-rate adjustment), which is where the extra memory comes from.
-The trace then runs through the C TLB simulator holding all page sizes at
-once: the catalog's PA-8000 entries, fully associative, with LRU as an
-approximation of the PA-8000's policy. TLB time is misses x the catalog's
-miss cycles / clock; total time is compute time plus TLB time plus an
-assumed cost per fault.
+References run through the C TLB simulator holding all page sizes at once:
+the catalog's PA-8000 entries, fully associative, LRU (assumed) replacement.
+TLB time is misses x the catalog's miss cycles / clock; total time is compute
+time plus TLB time plus an assumed cost per fault.
 
-Calibrated per benchmark (see CALIBRATION): the length of the run (on one
-miss count), the locality exponent (on a second miss count) and the compute
-time (on one total time). Inputs (see INPUTS): the 4 KB memory use, and
-every cell that follows from given or fitted values by arithmetic alone.
-The other miss counts, the memory growth and the page-size distribution are
-predictions.
+References. compress is traced from first principles: SPEC95's harness runs
+compress 4.0's LZW coder 25 times over 14 MB of first-order Markov text,
+compressing it and uncompressing it again. The model runs that coder on a
+sample of such text and records every data reference: the input and output
+buffers (sequential), the hash table htab and the code table codetab (about
+400 KB together, just over the 4 KB TLB's reach and well inside the 16 KB
+one's), the decompression stack, and the loop's code, globals and stack
+frame. Misses per byte past the table's first fill scale to the whole run;
+a background of misses per second (clock interrupts, kernel entries) is
+added. The other programs' streams are synthetic: Zipf-popular pages in the
+region the paper says the misses come from, lying in contiguous runs, plus a
+thin uniform stream over everything.
+
+Calibrated (see CALIBRATION): for each Zipf stream, its length (on one miss
+count) and exponent (on a second); each program's compute time (on one total
+time); compress's background rate (on its 4 MB miss count). apsi's
+initialised data size is fitted on its 16 KB count. Inputs (see INPUTS): the
+4 KB memory use, and every cell that follows from given or fitted values by
+arithmetic alone. The other miss counts, the memory growth and the page-size
+distribution are predictions.
 
 Counterfactuals: four-kb-pages (no chatr hints) and no-heap-rounding (no
 growth-rate adjustment).
@@ -36,10 +47,12 @@ growth-rate adjustment).
 Not reproduced: the memory growth of sparsely touched regions (a large page
 maps its whole block even where only some of its 4 KB pages are used; the
 model's regions are touched densely, so Nastran's and ProE's growth is
-missed), the background of misses from the kernel and the clock interrupt
-(the floor of every program's counts at large pages), the replicated-pde miss
-handler and the buddy allocator's pools (memory is assumed plentiful, so the
-free-memory rule never lowers a hint).
+missed), the background of kernel misses in the Zipf streams (the floor of
+their counts at large pages), the replicated-pde miss handler and the buddy
+allocator's pools (memory is assumed plentiful, so the free-memory rule never
+lowers a hint). A proposal for pysim.workloads: the LZW probe stream
+(markov_text, lzw_compress_refs, lzw_decompress_refs) is a hashed-table
+workload other cache and TLB papers could drive.
 """
 from __future__ import annotations
 
@@ -47,12 +60,21 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import pandas as pd
 
 from pysim.hw import TLB, catalog
 from pysim.models import Counterfactual, Fit, Inputs, cells
-from pysim.params import ModelParams, assumed, calibrated, from_catalog, given, stated
+from pysim.params import (
+    ModelParams,
+    assumed,
+    calibrated,
+    derived,
+    from_catalog,
+    given,
+    stated,
+)
 from pysim.rng import make_rng
 from pysim.workloads.addresses import zipf_clustered_pages
 
@@ -60,6 +82,7 @@ KB = 1024
 PAGE = 4 * KB
 SIZES = {"4KB": 4 * KB, "16KB": 16 * KB, "64KB": 64 * KB, "256KB": 256 * KB, "1MB": 1024 * KB,
          "4MB": 4096 * KB, "16MB": 16384 * KB}
+PAGE_SIZES = tuple(SIZES.values())
 
 
 @dataclass(frozen=True)
@@ -115,6 +138,8 @@ class Params(ModelParams):
 
     tlb_entries: int = from_catalog(_MACHINE_180, "tlb_entries", ge=1)
     miss_cycles: float = from_catalog(_MACHINE_180, "tlb_miss_cycles")
+    tlb_policy: str = assumed("lru", "the PA-8000's replacement policy is not given; LRU approximates it",
+                              choices=("lru", "fifo", "random"))
     trace_length: int = assumed(400_000, "references simulated per run; misses scale to the run's length",
                                 ge=1000)
     uniform_fraction: float = assumed(0.0001, "a thin stream over the whole footprint (cold references)",
@@ -136,9 +161,20 @@ class Params(ModelParams):
     apsi_alpha: float = assumed(1.0, "Zipf's law for apsi's initialised data pages", ge=0, le=4)
     apsi_data_pages: int = calibrated(414, "how far apsi's data outgrows 16 KB pages' reach", ge=1, le=459)
     apsi_compute_s: float = calibrated(124.99, "apsi's time without TLB misses")
-    compress_references: float = calibrated(1.386e6, "references in compress's run")
-    compress_alpha: float = calibrated(1.394, "Zipf exponent of compress's heap pages", ge=0, le=4)
-    compress_compute_s: float = calibrated(123.997, "compress's time without TLB misses")
+    compress_compute_s: float = calibrated(123.986, "compress's time without TLB misses")
+    compress_input_bytes: int = assumed(14_000_000, "SPEC95 129.compress's reference input '14000000 q 2231': "
+                                        "14,000,000 bytes of generated text", ge=1)
+    compress_passes: int = assumed(25, "SPEC95 129.compress's harness: 25 rounds of compress and uncompress", ge=1)
+    lzw_hash_entries: int = assumed(69001, "compress 4.0: HSIZE for 16-bit codes (4-byte htab, 2-byte codetab "
+                                    "entries on 32-bit HP-UX)", ge=257)
+    compress_text_skew: float = derived(1.65, "first-order Markov text, as SPEC's harness generates it, whose LZW "
+                                        "ratio leaves the compressed buffer the given 4 KB memory use implies "
+                                        "(about 0.54)", le=4)
+    compress_sample_bytes: int = assumed(2_000_000, "text compressed and uncompressed per simulated pass; the "
+                                         "first 500,000 bytes (the table's first fill) only warm the TLB",
+                                         ge=600_000)
+    background_misses_per_s: float = calibrated(225.8, "misses from the clock interrupt and kernel entries, "
+                                                "which share the TLB (added to compress's traced stream)", ge=0)
     vortex_references: float = calibrated(5.076e8, "references in vortex's run")
     vortex_alpha: float = calibrated(1.274, "Zipf exponent of vortex's heap pages", ge=0, le=4)
     vortex_compute_s: float = calibrated(144.9, "vortex's time without TLB misses")
@@ -169,6 +205,8 @@ class Params(ModelParams):
     def of(self, bench: str) -> tuple:
         """(references, alpha, compute_s) of one benchmark."""
         key = KEYS[bench]
+        if key == "compress":  # a traced LZW stream, not a Zipf one (see compress_misses)
+            return None, None, self.compress_compute_s
         if key == "vmverilog":  # VMbench's Verilog replays Verilog-XL's VM behaviour: same locality (derived)
             return self.vmverilog_references, self.verilog_alpha, self.vmverilog_compute_s
         return getattr(self, f"{key}_references"), getattr(self, f"{key}_alpha"), getattr(self, f"{key}_compute_s")
@@ -195,9 +233,8 @@ CALIBRATION = (
     # the page count nearest the target in the bracket, within 15%
     Fit("apsi_data_pages", *_t3("apsi", "16KB", "tlb_misses_thousands"), (390, 420), tolerance=0.15),
     Fit("apsi_compute_s", *_t3("apsi", "4MB", "total_s"), (10.0, 1000.0)),
-    Fit("compress_references", *_t3("compress", "16KB", "tlb_misses_thousands"), (1e3, 1e13)),
-    Fit("compress_alpha", *_t3("compress", "64KB", "tlb_misses_thousands"), (0.3, 3.0)),
     Fit("compress_compute_s", *_t3("compress", "1MB", "total_s"), (10.0, 1000.0)),
+    Fit("background_misses_per_s", *_t3("compress", "4MB", "tlb_misses_thousands"), (1.0, 2000.0)),
     Fit("vortex_references", *_t3("vortex", "16KB", "tlb_misses_thousands"), (1e3, 1e13)),
     Fit("vortex_alpha", *_t3("vortex", "64KB", "tlb_misses_thousands"), (0.3, 3.0)),
     Fit("vortex_compute_s", *_t3("vortex", "64KB", "total_s"), (10.0, 1000.0)),
@@ -269,7 +306,7 @@ COUNTERFACTUALS = (
 # --- page-size selection at fault time ----------------------------------------------------
 
 def choose_page(hint: int, offset_pages: int, region: Region, region_pages: int, free_bytes: float,
-                catalog_sizes=tuple(SIZES.values())) -> int:
+                catalog_sizes=PAGE_SIZES) -> int:
     """Bytes of the page HP-UX maps for a fault at `offset_pages` into a region (§6-7.1).
 
     The hint is lowered while free memory is below four times the size; then
@@ -312,6 +349,20 @@ def layout(bench: Benchmark, hint: int, params: Params) -> list:
 
 # --- the reference stream -----------------------------------------------------------------
 
+def tlb_for(entries: int, policy: str, rng=0) -> TLB:
+    """A fully associative TLB; random replacement draws from its own stream of ``rng``."""
+    return TLB(entries, policy=policy, rng=make_rng(rng).spawn(1)[0] if policy == "random" else 0)
+
+
+def region_bases(bench: Benchmark) -> dict:
+    """Each region's first byte: regions start 64 MB-aligned, so large pages can align inside them."""
+    bases, base = {}, 0
+    for r in bench.regions:
+        bases[r.name] = base
+        base += (-(-r.pages * PAGE // (64 << 20)) + 1) * (64 << 20)
+    return bases
+
+
 def trace(bench: Benchmark, alpha: float, params: Params, rng=0):
     """Byte addresses of a reference stream: Zipf-popular pages of the hot region, plus a thin uniform spray.
 
@@ -319,11 +370,8 @@ def trace(bench: Benchmark, alpha: float, params: Params, rng=0):
     """
     gen = make_rng(rng)
     n = params.trace_length
-    bases, sizes = {}, {}
-    base = 0
-    for r in bench.regions:
-        bases[r.name], sizes[r.name] = base, r.pages
-        base += (-(-r.pages * PAGE // (64 << 20)) + 1) * (64 << 20)
+    bases = region_bases(bench)
+    sizes = {r.name: r.pages for r in bench.regions}
     # popular pages sit together in runs of cluster_pages (spatial locality); the runs are scattered
     picks = zipf_clustered_pages(sizes[bench.hot_region], alpha, n, cluster_pages=params.cluster_pages, rng=gen)
     addrs = bases[bench.hot_region] + picks * PAGE + gen.integers(0, PAGE, n)
@@ -337,26 +385,292 @@ def trace(bench: Benchmark, alpha: float, params: Params, rng=0):
     return addrs.astype(np.uint64), bases
 
 
-def page_sizes_for(addrs, bases, mappings) -> np.ndarray:
-    """The page size (bytes) mapping each address, from the fault-time layout (vectorised)."""
+def page_size_table(bases, mappings) -> tuple:
+    """The page size (bytes) of every 4 KB page of every region, end to end, and where each region's
+    pages start in that table."""
     names = sorted(bases, key=bases.get)
     per_region = {n: [] for n in names}
     for name, start, size in mappings:
         per_region[name].append((start, size))
-    tables, offsets, total = [], [], 0
+    tables, first, total = [], {}, 0
     for n in names:
         extent = max((st + sz // PAGE for st, sz in per_region[n]), default=0)
         t = np.full(extent, PAGE, dtype=np.uint64)
         for st, sz in per_region[n]:
             t[st: st + sz // PAGE] = sz
         tables.append(t)
-        offsets.append(total)
+        first[n] = total
         total += extent
-    table = np.concatenate(tables)
+    return np.concatenate(tables), first
+
+
+def page_sizes_for(addrs, bases, mappings) -> np.ndarray:
+    """The page size (bytes) mapping each address, from the fault-time layout (vectorised)."""
+    table, first = page_size_table(bases, mappings)
+    names = sorted(bases, key=bases.get)
     starts = np.array([bases[n] for n in names], dtype=np.uint64)
     idx = np.searchsorted(starts, addrs, side="right") - 1
     page = (addrs - starts[idx]) // PAGE
-    return table[np.asarray(offsets)[idx] + page.astype(np.int64)]
+    return table[np.asarray([first[n] for n in names])[idx] + page.astype(np.int64)]
+
+
+# --- compress: the LZW hash-table probe stream ----------------------------------------------
+# SPEC95's 129.compress runs compress 4.0's LZW coder over text its harness generates: 25 times,
+# compress 14 MB from orig_text_buffer into comp_text_buffer, then uncompress into
+# new_text_buffer. Per input byte the coder reads the next byte and probes its hash table:
+# htab[i] (4-byte entries) at i = (c << 8) ^ ent, open addressing with a secondary step; on a
+# hit it reads codetab[i] (2-byte entries), on a miss it writes a code to the output and, while
+# the table is not full, the new entry. Uncompressing walks each code's prefix chain through
+# codetab and the suffix bytes kept in htab's first 64 KB, through a stack in htab, and writes
+# the string out. The tables span about 400 KB: a little more than 96 pages of 4 KB, a quarter of
+# that in 16 KB pages.
+
+ORIG, HTAB, CODETAB, COMP, NEW, TEXT, STACK, DATA = range(8)  # what a reference touches
+LZW_BITS = 16          # compress 4.0: maximum code width
+LZW_FIRST = 257        # first free code (256 is CLEAR)
+LZW_CLEAR = 256
+LZW_CHECK_GAP = 10000  # bytes between checks of the compression ratio (block mode)
+LZW_STACK = 65536      # the decompression stack starts at byte 65536 of htab
+WARM_BYTES = 500_000   # the table's first fill, which a 14 MB pass amortises
+
+
+@numba.njit(cache=True)
+def _grow(targets, offsets, r, need):
+    """The reference arrays with room for ``need`` more after ``r``."""
+    if r + need <= targets.size:
+        return targets, offsets
+    t = np.empty(2 * targets.size + need, np.uint8)
+    o = np.empty(2 * targets.size + need, np.int64)
+    t[:r] = targets[:r]
+    o[:r] = offsets[:r]
+    return t, o
+
+
+@numba.njit(cache=True)
+def _put(targets, offsets, r, target, offset):
+    """Record one reference at position r; returns the next position."""
+    targets[r] = target
+    offsets[r] = offset
+    return r + 1
+
+
+@numba.njit(cache=True)
+def markov_text(cum, start, uniforms):
+    """Text drawn as SPEC's harness draws it: each character from the previous one's cumulative row."""
+    out = np.empty(uniforms.size, np.uint8)
+    c = start
+    for k in range(uniforms.size):
+        c = min(np.searchsorted(cum[c], uniforms[k]), cum.shape[1] - 1)
+        out[k] = c
+    return out
+
+
+@numba.njit(cache=True)
+def lzw_compress_refs(text, hsize):
+    """compress 4.0's compress() over ``text``: (targets, byte offsets) of its data references,
+    the codes it writes, and the compressed size in bytes."""
+    n = text.size
+    targets, offsets = np.empty(8 * n + 64, np.uint8), np.empty(8 * n + 64, np.int64)
+    codes = np.empty(n + 16, np.int32)
+    htab = np.full(hsize, -1, np.int64)
+    codetab = np.zeros(hsize, np.int32)
+    r, ncodes, n_bits, bits_out, ratio = 0, 0, 9, 0, 0
+    maxcode, free_ent, checkpoint = (1 << 9) - 1, LZW_FIRST, LZW_CHECK_GAP
+    ent = np.int64(text[0])
+    for j in range(1, n):
+        targets, offsets = _grow(targets, offsets, r, 16)
+        c = np.int64(text[j])
+        r = _put(targets, offsets, r, DATA, 0)  # getbyte(): its globals, the byte, the loop's code
+        r = _put(targets, offsets, r, ORIG, j)
+        r = _put(targets, offsets, r, TEXT, 0)
+        fcode = (c << LZW_BITS) + ent
+        i = (c << 8) ^ ent
+        r = _put(targets, offsets, r, HTAB, 4 * i)
+        found = htab[i] == fcode
+        if not found and htab[i] >= 0:  # occupied by another string: secondary probes
+            disp = 1 if i == 0 else hsize - i
+            while True:
+                targets, offsets = _grow(targets, offsets, r, 16)
+                i -= disp
+                if i < 0:
+                    i += hsize
+                r = _put(targets, offsets, r, HTAB, 4 * i)
+                if htab[i] == fcode:
+                    found = True
+                    break
+                if htab[i] < 0:
+                    break
+        if found:
+            r = _put(targets, offsets, r, CODETAB, 2 * i)
+            ent = codetab[i]
+            continue
+        codes[ncodes] = ent  # output(ent): its frame and the compressed buffer
+        ncodes += 1
+        r = _put(targets, offsets, r, STACK, 0)
+        r = _put(targets, offsets, r, COMP, bits_out >> 3)
+        bits_out += n_bits
+        if free_ent > maxcode and n_bits < LZW_BITS:
+            n_bits += 1
+            maxcode = (1 << n_bits) - 1
+        ent = c
+        if free_ent < (1 << LZW_BITS):
+            r = _put(targets, offsets, r, CODETAB, 2 * i)
+            r = _put(targets, offsets, r, HTAB, 4 * i)
+            codetab[i] = free_ent
+            htab[i] = fcode
+            free_ent += 1
+        elif j + 1 >= checkpoint:  # cl_block(): clear the table once the ratio stops improving
+            checkpoint = j + 1 + LZW_CHECK_GAP
+            rat = ((j + 1) << 8) // max(bits_out >> 3, 1)
+            if rat > ratio:
+                ratio = rat
+            else:
+                ratio = 0
+                targets, offsets = _grow(targets, offsets, r, hsize // 1024 + 16)
+                htab[:] = -1
+                for k in range(0, 4 * hsize, 4096):  # cl_hash() sweeps the table
+                    r = _put(targets, offsets, r, HTAB, k)
+                free_ent = LZW_FIRST
+                codes[ncodes] = LZW_CLEAR
+                ncodes += 1
+                bits_out += n_bits
+                n_bits, maxcode = 9, (1 << 9) - 1
+    codes[ncodes] = ent
+    bits_out += n_bits
+    return targets[:r], offsets[:r], codes[:ncodes + 1], (bits_out + 7) >> 3
+
+
+@numba.njit(cache=True)
+def lzw_decompress_refs(codes):
+    """compress 4.0's decompress() over ``codes``: (targets, byte offsets) of its data references
+    and the uncompressed size in bytes."""
+    targets, offsets = np.empty(16 * codes.size + 64, np.uint8), np.empty(16 * codes.size + 64, np.int64)
+    prefix = np.zeros(1 << LZW_BITS, np.int32)
+    suffix = np.zeros(1 << LZW_BITS, np.int32)
+    suffix[:256] = np.arange(256)
+    r, out, n_bits, free_ent = 0, 1, 9, LZW_FIRST
+    maxcode = (1 << 9) - 1
+    bits_in = n_bits
+    oldcode = codes[0]
+    finchar = suffix[oldcode]
+    r = _put(targets, offsets, r, COMP, 0)  # the first code is the first byte
+    r = _put(targets, offsets, r, DATA, 0)
+    r = _put(targets, offsets, r, NEW, 0)
+    for q in range(1, codes.size):
+        targets, offsets = _grow(targets, offsets, r, 16)
+        code = codes[q]
+        r = _put(targets, offsets, r, COMP, bits_in >> 3)  # getcode() and the loop's code
+        r = _put(targets, offsets, r, TEXT, 0)
+        bits_in += n_bits
+        if code == LZW_CLEAR:
+            free_ent, n_bits, maxcode = LZW_FIRST - 1, 9, (1 << 9) - 1
+            continue
+        incode, depth = code, 0
+        if code >= free_ent:  # the KwKwK case
+            r = _put(targets, offsets, r, HTAB, LZW_STACK)
+            depth, code = 1, oldcode
+        while code >= 256:  # the prefix chain: suffix byte, stack push, prefix code
+            targets, offsets = _grow(targets, offsets, r, 16)
+            r = _put(targets, offsets, r, HTAB, code)
+            r = _put(targets, offsets, r, HTAB, LZW_STACK + depth)
+            r = _put(targets, offsets, r, CODETAB, 2 * code)
+            depth += 1
+            code = prefix[code]
+        finchar = suffix[code]
+        r = _put(targets, offsets, r, HTAB, LZW_STACK + depth)
+        depth += 1
+        while depth > 0:  # pop the string and putbyte() it: the stack, its globals, the output
+            targets, offsets = _grow(targets, offsets, r, 16)
+            depth -= 1
+            r = _put(targets, offsets, r, HTAB, LZW_STACK + depth)
+            r = _put(targets, offsets, r, DATA, 0)
+            r = _put(targets, offsets, r, NEW, out)
+            out += 1
+        if free_ent < (1 << LZW_BITS):
+            r = _put(targets, offsets, r, CODETAB, 2 * free_ent)
+            r = _put(targets, offsets, r, HTAB, free_ent)
+            prefix[free_ent], suffix[free_ent] = oldcode, finchar
+            free_ent += 1
+            if free_ent > maxcode and n_bits < LZW_BITS:
+                n_bits += 1
+                maxcode = (1 << n_bits) - 1
+        oldcode = incode
+    return targets[:r], offsets[:r], out
+
+
+def text_source(skew: float, rng, alphabet: int = 95) -> np.ndarray:
+    """Cumulative rows of a first-order Markov text over the printable characters: each character's
+    successors are Zipf(skew)-likely in an order of their own (SPEC's harness draws from a table
+    of character-pair frequencies; which pairs are frequent is assumed)."""
+    weights = np.arange(1, alphabet + 1, dtype=np.float64) ** -skew
+    rows = np.array([np.cumsum(weights[rng.permutation(alphabet)]) for _ in range(alphabet)])
+    return rows / rows[:, -1:]
+
+
+@functools.lru_cache(maxsize=2)
+def lzw_passes(sample_bytes: int, skew: float, hsize: int, rng=0) -> tuple:
+    """One compress and one uncompress pass over ``sample_bytes`` of text: their reference streams
+    (targets, offsets), where each stops warming (index of the first reference past WARM_BYTES of
+    input or output), and the compression ratio."""
+    gen = make_rng(rng)
+    text = markov_text(text_source(skew, gen), 0, gen.random(sample_bytes)) + 32
+    ct, co, codes, packed = lzw_compress_refs(text, hsize)
+    dt, do, unpacked = lzw_decompress_refs(codes)
+    if unpacked != sample_bytes:
+        raise RuntimeError(f"LZW round trip gave {unpacked} bytes of {sample_bytes}")
+    warm_c = int(np.searchsorted(co[ct == ORIG], WARM_BYTES))
+    warm_c = int(np.flatnonzero(ct == ORIG)[warm_c])
+    warm_d = int(np.flatnonzero(dt == NEW)[int(np.searchsorted(do[dt == NEW], WARM_BYTES))])
+    return (ct, co, warm_c), (dt, do, warm_d), packed / sample_bytes
+
+
+def compress_buffers(bench: Benchmark, params: Params) -> dict:
+    """Byte offsets inside compress's zero-filled data of htab, codetab and the three text buffers
+    (only their touched parts: orig and new hold the input, comp what the rest of the given
+    memory use leaves)."""
+    heap = next(r.pages for r in bench.regions if r.name == "heap") * PAGE
+    text = params.compress_input_bytes + sum(i + 1 for i in range(1, params.compress_passes + 1))  # add_line()
+    tables = -(-6 * params.lzw_hash_entries // 8) * 8
+    comp = heap - tables - 2 * text
+    if comp <= 0:
+        raise ValueError(f"compress_pages leaves no room for the compressed buffer, got {params.compress_pages}")
+    return {"htab": 0, "codetab": 4 * params.lzw_hash_entries, "orig": tables, "comp": tables + text,
+            "new": tables + text + comp, "text_bytes": text, "comp_bytes": comp}
+
+
+def lzw_targets(bench: Benchmark, params: Params) -> tuple:
+    """Where each kind of reference of compress lands: (region, byte offset in the region) by target."""
+    buf = compress_buffers(bench, params)
+    where = {ORIG: ("heap", buf["orig"]), HTAB: ("heap", buf["htab"]), CODETAB: ("heap", buf["codetab"]),
+             COMP: ("heap", buf["comp"]), NEW: ("heap", buf["new"]), TEXT: ("text", 0), STACK: ("stack", 0),
+             DATA: ("data", 0)}
+    return tuple(where[t] for t in range(8))
+
+
+def lzw_addresses(targets, offsets, bench: Benchmark, params: Params) -> tuple:
+    """Byte addresses of a stream of compress's references, and each one's 4 KB page inside its region."""
+    bases, where = region_bases(bench), lzw_targets(bench, params)
+    base = np.array([bases[region] + off for region, off in where], dtype=np.int64)
+    start = np.array([off for _, off in where], dtype=np.int64)
+    return (base[targets] + offsets).astype(np.uint64), (start[targets] + offsets) // PAGE
+
+
+def compress_misses(bench: Benchmark, hint: int, params: Params, rng=0) -> float:
+    """TLB misses of compress's whole run: the LZW passes' misses per byte past the warm-up,
+    times the bytes the run compresses and uncompresses."""
+    mappings, _ = layout(bench, hint, params)
+    bases, where = region_bases(bench), lzw_targets(bench, params)
+    table, first = page_size_table(bases, mappings)
+    first_page = np.array([first[region] for region, _ in where], dtype=np.int64)
+    passes = lzw_passes(params.compress_sample_bytes, params.compress_text_skew, params.lzw_hash_entries, rng)
+    per_byte = 0.0
+    for targets, offsets, warm in passes[:2]:
+        addrs, pages = lzw_addresses(targets, offsets, bench, params)
+        sizes = table[first_page[targets] + pages]
+        tlb = tlb_for(params.tlb_entries, params.tlb_policy, rng)
+        before = tlb.run(addrs[:warm], sizes[:warm])["misses"]
+        per_byte += (tlb.run(addrs[warm:], sizes[warm:])["misses"] - before) / (params.compress_sample_bytes - WARM_BYTES)
+    return per_byte * params.compress_input_bytes * params.compress_passes
 
 
 def run(bench_name: str, chatr: str, params: Params, rng=0) -> dict:
@@ -368,11 +682,16 @@ def run(bench_name: str, chatr: str, params: Params, rng=0) -> dict:
     bench = program(bench_name, params)
     references, alpha, compute_s = params.of(bench_name)
     hint = SIZES[chatr] if params.chatr_hints else PAGE
-    miss_rate, faults, mem_pages, dist = simulate(bench, hint, alpha, params.trace_length,
-                                                  params.uniform_fraction, params.cluster_pages,
-                                                  params.tlb_entries, params.free_memory_bytes,
-                                                  params.heap_rounding, rng)
-    misses = miss_rate * references
+    mappings, _ = layout(bench, hint, params)
+    faults, mem_pages = len(mappings), sum(s // PAGE for _, _, s in mappings)
+    dist = [(f"n_{label}", sum(1 for _, _, s in mappings if s == size)) for label, size in SIZES.items()]
+    if bench_name == "compress":
+        misses = compress_misses(bench, hint, params, rng)
+        misses += params.background_misses_per_s * (compute_s + misses * params.miss_cycles / bench.clock_hz)
+    else:
+        misses = references * simulate(bench, hint, alpha, params.trace_length, params.uniform_fraction,
+                                       params.cluster_pages, params.tlb_entries, params.free_memory_bytes,
+                                       params.heap_rounding, rng, params.tlb_policy)[0]
     tlb_s = misses * params.miss_cycles / bench.clock_hz
     return {"tlb_misses_thousands": misses / 1000, "tlb_time_s": tlb_s,
             "total_s": compute_s + tlb_s + faults * params.fault_us * 1e-6,
@@ -381,7 +700,7 @@ def run(bench_name: str, chatr: str, params: Params, rng=0) -> dict:
 
 @functools.lru_cache(maxsize=512)
 def simulate(bench, hint, alpha, trace_length, uniform_fraction, cluster_pages, tlb_entries,
-             free_memory_bytes, heap_rounding=True, rng=0):
+             free_memory_bytes, heap_rounding=True, rng=0, policy="lru"):
     """The expensive part, cached (pure in its arguments): (miss rate, faults, memory pages, distribution)."""
     p = dataclasses.replace(Params(), trace_length=trace_length, uniform_fraction=uniform_fraction,
                             cluster_pages=cluster_pages, tlb_entries=tlb_entries, free_memory_bytes=free_memory_bytes,
@@ -389,19 +708,21 @@ def simulate(bench, hint, alpha, trace_length, uniform_fraction, cluster_pages, 
     mappings, _ = layout(bench, hint, p)
     addrs, bases = trace(bench, alpha, p, rng)
     sizes = page_sizes_for(addrs, bases, mappings)
-    tlb = TLB(tlb_entries)
-    warm = addrs.size // 10
-    tlb.run(addrs[:warm], sizes[:warm])  # a warm TLB, as in a long run
-    tlb.reset()
-    counts = tlb.run(addrs, sizes)
+    counts = tlb_for(tlb_entries, policy, rng).run(addrs, sizes)  # from a cold TLB: a few misses per page
     dist = tuple((f"n_{label}", sum(1 for _, _, s in mappings if s == size)) for label, size in SIZES.items())
     return counts["misses"] / counts["accesses"], len(mappings), sum(s // PAGE for _, _, s in mappings), dist
+
+
+def quick_params(p: Params) -> Params:
+    """The same model at lower fidelity: shorter traces."""
+    return dataclasses.replace(p, trace_length=max(20_000, p.trace_length // 5),
+                               compress_sample_bytes=max(WARM_BYTES + 100_000, p.compress_sample_bytes // 2))
 
 
 def _rows(params, benches, quick, rng):
     p = params or Params()
     if quick:
-        p = dataclasses.replace(p, trace_length=max(20_000, p.trace_length // 5))
+        p = quick_params(p)
     rows = []
     for b in benches:
         for size in TABLE3_SIZES:
@@ -425,6 +746,6 @@ def table5(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     """Table 5: Verilog-XL at 160 MHz, with the page-size distribution at the end of the run."""
     p = params or Params()
     if quick:
-        p = dataclasses.replace(p, trace_length=max(20_000, p.trace_length // 5))
+        p = quick_params(p)
     rows = [{"pagesize": size, **run("Verilog-XL", size, p, rng)} for size in TABLE5_SIZES]
     return pd.DataFrame(rows).set_index("pagesize")

@@ -29,7 +29,6 @@ def test_hint_is_lowered_while_free_memory_is_below_four_times_the_size():
 
 def test_layout_covers_every_page_and_rounds_only_the_heap():
     bench = m.program("apsi", P)
-    heap = next(r.pages for r in bench.regions if r.name == "heap")
     for hint in m.SIZES.values():
         mappings, mapped = m.layout(bench, hint, P)
         for r in bench.regions:
@@ -109,3 +108,71 @@ def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="apsi_data_pages"):
         dataclasses.replace(P, apsi_pages=500)  # 414 pages of data and 140 of the rest leave no heap
     assert np.isfinite(m.run("apsi", "4KB", P)["total_s"])
+
+
+# --- compress: the LZW probe stream ---------------------------------------------------------
+
+def lzw_decode(codes):
+    """A textbook LZW decoder (dictionary of strings, CLEAR = 256, the KwKwK case), independent of
+    the model's compress 4.0 transcription: decoding its codes must give back the text."""
+    table = {i: bytes([i]) for i in range(256)}
+    nxt, prev, out = 257, None, bytearray()
+    for code in codes:
+        if code == 256:
+            table, nxt, prev = {i: bytes([i]) for i in range(256)}, 257, None
+            continue
+        entry = table[code] if code in table else table[prev] + table[prev][:1]
+        out += entry
+        if prev is not None and nxt < 1 << 16:
+            table[nxt] = table[prev] + entry[:1]
+            nxt += 1
+        prev = code
+    return bytes(out)
+
+
+def sample_text(n, seed):
+    gen = np.random.default_rng(seed)
+    return m.markov_text(m.text_source(P.compress_text_skew, gen), 0, gen.random(n)) + 32
+
+
+def test_lzw_codes_decode_to_the_text(seed):
+    text = sample_text(300_000, seed)  # long enough to fill the table and clear it
+    _, _, codes, packed = m.lzw_compress_refs(text, P.lzw_hash_entries)
+    assert (codes == 256).any()
+    assert lzw_decode(codes.tolist()) == text.tobytes()
+    assert 0.3 < packed / text.size < 0.8
+
+
+def test_compress_probes_cover_more_than_the_4kb_reach_and_less_than_the_16kb_one():
+    # the cliff between 4 KB and 16 KB pages: the tables' pages the coder touches
+    targets, offsets, _ = m.lzw_passes(800_000, P.compress_text_skew, P.lzw_hash_entries, 0)[0]
+    bench = m.program("compress", P)
+    addrs, _ = m.lzw_addresses(targets, offsets, bench, P)
+    tables = addrs[(targets == m.HTAB) | (targets == m.CODETAB)]
+    assert np.unique(tables // 4096).size > P.tlb_entries
+    assert np.unique(tables // 16384).size < P.tlb_entries // 2
+
+
+def test_text_skew_gives_the_compressed_size_the_memory_use_implies():
+    # derived, not fitted: LZW's ratio on the text is what the given 4 KB memory leaves for comp
+    buf = m.compress_buffers(m.program("compress", P), P)
+    ratio = m.lzw_passes(P.compress_sample_bytes, P.compress_text_skew, P.lzw_hash_entries, 0)[2]
+    assert ratio == pytest.approx(buf["comp_bytes"] / buf["text_bytes"], rel=0.02)
+
+
+def test_uncompress_references_are_one_output_byte_each():
+    passes = m.lzw_passes(800_000, P.compress_text_skew, P.lzw_hash_entries, 0)
+    targets, offsets, _ = passes[1]
+    out = offsets[targets == m.NEW]
+    assert out.size == 800_000 and (np.diff(out) == 1).all()  # written once each, in order
+
+
+def test_uniform_probes_over_more_pages_than_entries_miss_as_one_minus_entries_over_pages(seed):
+    # the closed form behind compress's 4 KB count: N pages probed uniformly through E LRU entries
+    gen = np.random.default_rng(seed)
+    n_pages, entries = 120, 96
+    addrs = (gen.integers(0, n_pages, 300_000) * 4096).astype(np.uint64)
+    tlb = m.tlb_for(entries, "lru", seed)
+    warm = tlb.run(addrs[:50_000], 4096)["misses"]
+    rate = (tlb.run(addrs[50_000:], 4096)["misses"] - warm) / 250_000
+    assert rate == pytest.approx(1 - entries / n_pages, abs=0.01)
