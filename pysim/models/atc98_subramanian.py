@@ -50,9 +50,7 @@ model's regions are touched densely, so Nastran's and ProE's growth is
 missed), the background of kernel misses in the Zipf streams (the floor of
 their counts at large pages), the replicated-pde miss handler and the buddy
 allocator's pools (memory is assumed plentiful, so the free-memory rule never
-lowers a hint). A proposal for pysim.workloads: the LZW probe stream
-(markov_text, lzw_compress_refs, lzw_decompress_refs) is a hashed-table
-workload other cache and TLB papers could drive.
+lowers a hint).
 """
 from __future__ import annotations
 
