@@ -43,14 +43,17 @@ are lost from the tables). See papers/atc98_banga/paper.yaml.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from pysim.engine import Simulation
-from pysim.models import Fit, require_positive
-from pysim.rng import make_rng
+from pysim.models import Fit
+from pysim.params import ModelParams, assumed, calibrated
+from pysim.sw import CpuAccount
+from pysim.units import us
+from pysim.workloads.arrivals import poisson_gaps
 
 KERNELS = {  # (new select, new ufalloc)
     "unmodified": (False, False),
@@ -63,28 +66,27 @@ BASE_FILE_BYTES = 1259  # the file the per-request work costs were fitted with
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(ModelParams):
     """Inputs. Times in microseconds on the 400 MHz Alpha 21164 (AlphaStation 500)."""
 
-    select_fixed_us: float = 15.0        # assumed: entry, argument copy-in and return of select()
-    select_per_fd_us: float = 2.974     # CALIBRATED: Table 1 idle share (the old kernel just saturates)
-    new_select_per_event_us: float = 3.0  # assumed: checking one hinted or newly interesting descriptor
-    new_select_per_fd_us: float = 0.3719   # CALIBRATED: Table 2 share of CPU in the new select()
-    user_per_fd_us: float = 0.5470       # CALIBRATED: Table 2 share of CPU in comm_select()
-    user_fixed_us: float = 5.0           # assumed: the rest of one pass of the event loop
-    ufalloc_per_slot_us: float = 0.5246  # CALIBRATED: Table 1 share of CPU in ufalloc()
-    new_ufalloc_us: float = 0.5          # assumed: two word scans, a few cache misses
-    squid_request_us: float = 2284.0     # CALIBRATED: Table 2 idle share on the new kernel
-    thttpd_request_us: float = 4835.0    # CALIBRATED: Figure 7 idle share on the old kernel at 100 req/s
-    per_kb_us: float = 50.0              # assumed: ~5 more TCP segments per 6.9 KB: copy and checksum at
-                                         # ~100 MB/s plus ~40 us per segment on the 400 MHz 21164
-    lan_rtt_us: float = 300.0            # assumed: a round trip on the 100 Mbit/s FDDI, with the client's turn
-    origin_us: float = 1000.0            # assumed: the origin server's If-Modified-Since reply
-    listen_backlog: int = 128            # assumed: the listen queue; arrivals beyond it are refused
-    base_fds: int = 16                   # assumed: descriptors a server holds open anyway (logs, sockets)
-
-    def __post_init__(self):
-        require_positive(self)
+    select_fixed_us: float = assumed(15.0, "entry, argument copy-in and return of select(): a few hundred "
+                                           "instructions and cache misses on the 400 MHz 21164")
+    select_per_fd_us: float = calibrated(2.974, "old selscan()/soo_select() per descriptor, entry scan")
+    new_select_per_event_us: float = assumed(3.0, "checking one hinted or newly interesting descriptor: one "
+                                                  "old soo_select() call")
+    new_select_per_fd_us: float = calibrated(0.3719, "the new select()'s set computation and bitmap copies")
+    user_per_fd_us: float = calibrated(0.5470, "Squid's comm_select(): building and scanning the bitmaps")
+    user_fixed_us: float = assumed(5.0, "the rest of one pass of the event loop: a few hundred instructions")
+    ufalloc_per_slot_us: float = calibrated(0.5246, "the old ufalloc()'s linear scan, per slot")
+    new_ufalloc_us: float = assumed(0.5, "§4.2: two word scans of the two-level bitmap, a few cache misses")
+    squid_request_us: float = calibrated(2284.0, "Squid's other work per request")
+    thttpd_request_us: float = calibrated(4835.0, "thttpd's work per request")
+    per_kb_us: float = assumed(50.0, "~5 more TCP segments per 6.9 KB: copy and checksum at ~100 MB/s plus "
+                                     "~40 us per segment on the 400 MHz 21164")
+    lan_rtt_us: float = assumed(300.0, "a round trip on the 100 Mbit/s FDDI, with the client's turn")
+    origin_us: float = assumed(1000.0, "§5.1: the origin server's If-Modified-Since reply (never the bottleneck)")
+    listen_backlog: int = assumed(128, "the listen queue; arrivals beyond it are refused", ge=1)
+    base_fds: int = assumed(16, "descriptors a server holds open anyway (logs, sockets)", ge=1)
 
 
 CALIBRATION = (
@@ -131,12 +133,16 @@ def select_cost_us(p: Params, new_select: bool, n_fds: int, n_ready: int, *, res
     return p.select_fixed_us + scan
 
 
-class _Descriptors:
-    """The process's descriptor table: lowest-free allocation, as UNIX requires."""
+class DescriptorTable:
+    """The process's descriptor table: lowest-free allocation, as UNIX requires (§2.3)."""
 
     def __init__(self, size):
         self.used = np.zeros(size, dtype=bool)
         self.count = 0
+
+    def lowest_free(self) -> int:
+        """The slot the next allocation takes (the old ufalloc() scans up to it)."""
+        return int(np.argmin(self.used))
 
     def alloc(self) -> int:
         free = np.flatnonzero(~self.used[: self.count + 1])  # a free slot exists at or below count
@@ -150,111 +156,139 @@ class _Descriptors:
         self.count -= 1
 
 
+@dataclass
+class Request:
+    """One client request: when it arrived and the descriptors it holds."""
+
+    t0: float
+    fds: list = field(default_factory=list)
+
+
+class EventLoopServer:
+    """One single-threaded event-driven server on one CPU (§2.1), with its clients.
+
+    Processes: :meth:`arrivals` (the S-Clients' Poisson requests) and
+    :meth:`event_loop` (select(), then a handler per ready event);
+    :meth:`handle` runs one stage of a request and :meth:`deliver` makes a
+    later stage ready after a network delay.
+    """
+
+    def __init__(self, sim, params: Params, server: Server, rate: float, *, warmup_s: float, rng=0):
+        self.sim, self.p, self.server, self.rate = sim, params, server, rate
+        self.new_select, self.new_ufalloc = KERNELS[server.kernel]
+        self.squid = server.kind == "squid"
+        p = params
+        per_request = (p.squid_request_us if self.squid else p.thttpd_request_us) \
+            + p.per_kb_us * (server.file_bytes - BASE_FILE_BYTES) / 1024  # more packets and copying
+        n_stages = 3 if self.squid else 2
+        self.stage_cost_us = [per_request / n_stages] * n_stages
+        self.gaps = poisson_gaps(rate, rng=rng)
+        self.cpu = CpuAccount(sim, warmup_s=warmup_s)
+        self.fds = DescriptorTable(p.base_fds + server.cold + 8192)
+        for _ in range(p.base_fds + server.cold):  # the load-adding client connected first
+            self.fds.alloc()
+        self.ready = []          # events the next select() will return: (stage, request)
+        self.wakeup = None       # the event a blocked select() waits on
+        self.pending_accepts = 0
+        self.timed = 0           # requests that arrived after the warm-up and finished
+        self.response_s = 0.0
+
+    # --- the clients and the network -------------------------------------------------
+
+    def arrivals(self):
+        """The S-Clients: a Poisson stream of new connections, refused beyond the listen backlog."""
+        for gap in self.gaps:
+            yield self.sim.timeout(gap)
+            if self.pending_accepts >= self.p.listen_backlog:
+                self.cpu.count("refused")
+                continue
+            self.pending_accepts += 1
+            self.became_ready(0, Request(self.sim.now))
+
+    def deliver(self, delay_us, stage, req):
+        """A packet that makes stage ``stage`` of ``req`` ready after ``delay_us``."""
+        yield self.sim.timeout(delay_us * us)
+        self.became_ready(stage, req)
+
+    def became_ready(self, stage, req):
+        self.ready.append((stage, req))
+        if self.wakeup is not None and not self.wakeup.triggered:
+            self.wakeup.succeed()
+
+    # --- the server -----------------------------------------------------------------
+
+    def event_loop(self):
+        """Build the bitmaps, call select() (blocking if nothing is ready), run the handlers."""
+        p, cpu = self.p, self.cpu
+        while True:
+            n = self.fds.count + 1  # plus the listening socket
+            yield cpu.busy("select_user", (p.user_fixed_us + p.user_per_fd_us * n) * us)
+            yield cpu.busy("select_kernel", select_cost_us(p, self.new_select, n, len(self.ready)) * us)
+            cpu.count("select_calls")
+            if not self.ready:  # block: the CPU idles until a packet makes something ready
+                self.wakeup = self.sim.event()
+                yield from cpu.idle_until(self.wakeup)
+                self.wakeup = None
+                n = self.fds.count + 1
+                yield cpu.busy("select_kernel",
+                               select_cost_us(p, self.new_select, n, len(self.ready), rescan=True) * us)
+            batch, self.ready = self.ready, []
+            cpu.count("events", len(batch))
+            for stage, req in batch:
+                yield from self.handle(stage, req)
+
+    def allocate(self, req):
+        """ufalloc(): a linear scan to the lowest free slot (old) or two bitmap words (new)."""
+        cost = self.p.new_ufalloc_us if self.new_ufalloc else self.p.ufalloc_per_slot_us * (self.fds.lowest_free() + 1)
+        req.fds.append(self.fds.alloc())
+        return self.cpu.busy("ufalloc", cost * us)
+
+    def handle(self, stage, req):
+        """One stage of a request: accept (0), read the request (1), for Squid the origin's reply (2)."""
+        p = self.p
+        yield self.cpu.busy("other", self.stage_cost_us[stage] * us)
+        last = len(self.stage_cost_us) - 1
+        if stage == 0:  # accept: the client's descriptor; its request arrives a round trip later
+            self.pending_accepts -= 1
+            yield self.allocate(req)
+            self.sim.process(self.deliver(p.lan_rtt_us, 1, req))
+        elif stage == 1 and self.squid:  # ask the origin server (If-Modified-Since) on a new socket
+            yield self.allocate(req)
+            self.sim.process(self.deliver(p.lan_rtt_us + p.origin_us, 2, req))
+        if stage == last:  # reply written; close everything
+            for fd in req.fds:
+                self.fds.release(fd)
+            self.cpu.count("done")  # completions in the window, whenever they arrived
+            if req.t0 >= self.cpu.warmup_s:
+                self.timed += 1
+                self.response_s += self.sim.now - req.t0
+
+    def results(self, until: float) -> dict:
+        """CPU shares (%), throughput, response time and select() statistics over the measured window."""
+        shares = self.cpu.shares_pct(until)
+        out = {f"{k}_pct": shares.get(k, 0.0) for k in ("select_kernel", "select_user", "ufalloc", "other", "idle")}
+        rates = self.cpu.rates_per_s(until)
+        calls, events = self.cpu.counts.get("select_calls", 0), self.cpu.counts.get("events", 0)
+        out["throughput_per_s"] = rates.get("done", 0.0)
+        out["response_ms"] = 1e3 * self.response_s / self.timed if self.timed else float("nan")
+        out["events_per_select"] = events / calls if calls else 0.0
+        out["select_calls_per_s"] = rates.get("select_calls", 0.0)
+        out["refused_per_s"] = rates.get("refused", 0.0)
+        return out
+
+
 def run_server(params: Params, server: Server, rate: float, *, seconds: float, rng=0) -> dict:
     """Simulate the server at `rate` requests/s (Poisson); CPU shares, idle, throughput, response time."""
     if not rate > 0:
         raise ValueError(f"rate must be > 0 requests/s, got {rate!r}")
     if not seconds > 0:
         raise ValueError(f"seconds must be > 0, got {seconds!r}")
-    p = params
-    new_select, new_ufalloc = KERNELS[server.kernel]
-    squid = server.kind == "squid"
-    per_request = (p.squid_request_us if squid else p.thttpd_request_us) \
-        + p.per_kb_us * (server.file_bytes - BASE_FILE_BYTES) / 1024  # more packets and copying
-    stage_cost = [per_request / (3 if squid else 2)] * (3 if squid else 2)
-    gen = make_rng(rng)
-    warmup = 0.2 * seconds
-    us = 1e-6
     sim = Simulation()
-    fds = _Descriptors(p.base_fds + server.cold + 8192)
-    for _ in range(p.base_fds + server.cold):  # the load-adding client connected first
-        fds.alloc()
-    ready = []          # events the next select() will return: (stage, request)
-    acc = {"select_kernel": 0.0, "select_user": 0.0, "ufalloc": 0.0, "other": 0.0, "idle": 0.0}
-    stats = {"done": 0, "timed": 0, "refused": 0, "response": 0.0, "calls": 0, "events": 0}
-    wake = {"event": None, "pending_accepts": 0}
-
-    def measuring():
-        return sim.now >= warmup
-
-    def charge(kind, cost_us):
-        if measuring():
-            acc[kind] += cost_us * us
-        return sim.timeout(cost_us * us)
-
-    def became_ready(stage, req):
-        ready.append((stage, req))
-        if wake["event"] is not None and not wake["event"].triggered:
-            wake["event"].succeed()
-
-    def later(delay_us, stage, req):
-        yield sim.timeout(delay_us * us)
-        became_ready(stage, req)
-
-    def arrivals():
-        while True:
-            yield sim.timeout(gen.exponential(1.0 / rate))
-            if wake["pending_accepts"] >= p.listen_backlog:
-                stats["refused"] += measuring()
-                continue
-            wake["pending_accepts"] += 1
-            became_ready(0, {"t0": sim.now, "fds": []})
-
-    def allocate(req):
-        cost = p.new_ufalloc_us if new_ufalloc else p.ufalloc_per_slot_us * (int(np.argmin(fds.used)) + 1)
-        req["fds"].append(fds.alloc())
-        return charge("ufalloc", cost)
-
-    def event_loop():
-        while True:
-            n = fds.count + 1  # plus the listening socket
-            yield charge("select_user", p.user_fixed_us + p.user_per_fd_us * n)
-            yield charge("select_kernel", select_cost_us(p, new_select, n, len(ready)))
-            stats["calls"] += measuring()
-            if not ready:  # block: the CPU idles until a packet makes something ready
-                wake["event"] = sim.event()
-                t_idle = sim.now
-                yield wake["event"]
-                if measuring():
-                    acc["idle"] += sim.now - max(t_idle, warmup)
-                wake["event"] = None
-                n = fds.count + 1
-                yield charge("select_kernel", select_cost_us(p, new_select, n, len(ready), rescan=True))
-            batch, ready[:] = list(ready), []
-            stats["events"] += len(batch) * measuring()
-            for stage, req in batch:
-                yield from handle(stage, req)
-
-    def handle(stage, req):
-        yield charge("other", stage_cost[stage])
-        last = len(stage_cost) - 1
-        if stage == 0:  # accept: the client's descriptor; its request arrives a round trip later
-            wake["pending_accepts"] -= 1
-            yield allocate(req)
-            sim.process(later(p.lan_rtt_us, 1, req))
-        elif stage == 1 and squid:  # ask the origin server (If-Modified-Since) on a new socket
-            yield allocate(req)
-            sim.process(later(p.lan_rtt_us + p.origin_us, 2, req))
-        if stage == last:  # reply written; close everything
-            for fd in req["fds"]:
-                fds.release(fd)
-            stats["done"] += measuring()  # completions in the window, whenever they arrived
-            if req["t0"] >= warmup:
-                stats["timed"] += 1
-                stats["response"] += sim.now - req["t0"]
-
-    sim.process(arrivals())
-    sim.process(event_loop())
+    server_model = EventLoopServer(sim, params, server, rate, warmup_s=0.2 * seconds, rng=rng)
+    sim.process(server_model.arrivals())
+    sim.process(server_model.event_loop())
     sim.run(until=seconds)
-    window = seconds - warmup
-    out = {k: 100.0 * v / window for k, v in acc.items()}
-    out = {f"{k}_pct": v for k, v in out.items()}
-    out["throughput_per_s"] = stats["done"] / window
-    out["response_ms"] = 1e3 * stats["response"] / stats["timed"] if stats["timed"] else float("nan")
-    out["events_per_select"] = stats["events"] / stats["calls"] if stats["calls"] else 0.0
-    out["select_calls_per_s"] = stats["calls"] / window
-    out["refused_per_s"] = stats["refused"] / window
-    return out
+    return server_model.results(seconds)
 
 
 def saturation(params: Params, server: Server, *, seconds: float, rng=0) -> float:

@@ -35,7 +35,7 @@ def test_lowest_free_descriptor_rule_makes_old_ufalloc_scan_past_cold_connection
 
 
 def test_descriptor_table_allocates_the_lowest_free_slot():
-    t = m._Descriptors(16)
+    t = m.DescriptorTable(16)
     fds = [t.alloc() for _ in range(5)]
     t.release(1)
     t.release(3)
