@@ -4,42 +4,42 @@ Regenerates what survives of Tables 1 and 2 (the CPU profile of Squid at 750
 cold connections, 50 hot, 220 requests/s, old and new kernel) and the figures
 the text describes: Figure 1 (select() CPU against cold connections),
 Figures 3 and 4 (Squid response time and idle time against request rate),
-Figure 5 (the same with 8192-byte files), thttpd's 8 KB numbers in §5.1,
-Figure 6 (CPU shares of select, ufalloc and the rest), Figure 7 (thttpd) and
-Figure 8 (saturation throughput against cold connections for the four kernels).
+Figure 5 (the same with 8192-byte files), Figure 6 (CPU shares of select,
+ufalloc and the rest), Figure 7 and §5.1's thttpd numbers, and Figure 8
+(saturation throughput against cold connections for the four kernels).
 
 First principles: one event-driven server process on one CPU, simulated event
-by event on the pysim engine. Each loop iteration rebuilds and scans the
-select bitmaps in user mode (linear in open descriptors) and calls select():
-the old kernel scans every descriptor on entry and again after a wakeup,
-plus undo_scan; the new one checks only the descriptors with hints or new
-interest, plus its set computation and bitmap copies (linear in the
-descriptors, but far cheaper per descriptor than the old scan). Each request accepts a
-client descriptor and (Squid) opens one to the origin server; ufalloc()
-finds the lowest free slot by a linear scan (old) or through a two-level
-bitmap (new), with descriptors allocated exactly by the lowest-free rule, so
-the scan length emerges from the open connections. How often select() runs,
-and how many events each call returns, emerges from the loop: nothing fixes it.
+by event on the pysim engine (:class:`EventLoopServer`). Each loop iteration
+rebuilds and scans the select bitmaps in user mode (linear in open
+descriptors) and calls select(): the old kernel scans every descriptor on
+entry and again after a wakeup, plus undo_scan; the new one checks only the
+descriptors with hints or new interest, plus its set computation and bitmap
+copies (linear in the descriptors, but far cheaper per descriptor than the
+old scan). Each request accepts a client descriptor and (Squid) opens one to
+the origin server; ufalloc() finds the lowest free slot by a linear scan
+(old) or through a two-level bitmap (new), with descriptors allocated exactly
+by the lowest-free rule, so the scan length emerges from the open
+connections. How often select() runs, and how many events each call returns,
+emerges from the loop: nothing fixes it.
 
-Calibrated, each on one published cell (see CALIBRATION), so Tables 1 and 2
-are mostly fits: Squid's other work per request (Table 2's idle share), the
-new select's cost per descriptor (Table 2's select share), the user bitmap
-cost per descriptor (Table 2's comm_select share), the old ufalloc cost per
-slot scanned (Table 1's ufalloc share), the old select's cost per descriptor
-(Table 1's idle share: the unmodified server just saturates at 220
-requests/s) and thttpd's work per request (its idle share on the old kernel
-at 100 requests/s).
-Table 1's select share, thttpd's idle on the new kernel and Figures 1, 3,
-6 and 8 are predictions.
+Calibrated, each on one published cell (see CALIBRATION): Squid's other work
+per request (Table 2's idle share), the new select's cost per descriptor
+(Table 2's select share), the user bitmap cost per descriptor (Table 2's
+comm_select share), the old ufalloc cost per slot scanned (Table 1's ufalloc
+share), the old select's cost per descriptor (Table 1's idle share: the
+unmodified server just saturates at 220 requests/s) and thttpd's work per
+request (its idle share on the old kernel at 100 requests/s). Taken as given
+(see INPUTS): Table 1's shares of four procedures the model folds into
+Squid's other work. Everything else is a prediction.
 
 8192-byte responses (Figure 5, and thttpd's 8 KB numbers in §5.1) cost an
 assumed amount more per kilobyte (more packets, more copying); nothing is
 refitted for them.
 
-Not reproduced: the data-cache collisions the paper blames for Figure 5's gap
-to the naive benchmark, and the live NetCache proxy (Tables 3-7, Figure 9:
-several event-loop threads and a day of WAN traffic whose connection counts
-are lost from the tables). See papers/atc98_banga/paper.yaml.
+Not reproduced: the data-cache effects the paper blames for the smaller
+"others" share of the new kernel at light load (Figure 6) and for Figure 5's
+gap to the naive benchmark, and the live NetCache proxy (Tables 3-7,
+Figure 9). See papers/atc98_banga/paper.yaml.
 """
 from __future__ import annotations
 
@@ -49,26 +49,45 @@ import numpy as np
 import pandas as pd
 
 from pysim.engine import Simulation
-from pysim.models import Fit
-from pysim.params import ModelParams, assumed, calibrated
+from pysim.models import Counterfactual, Fit, Inputs, cells
+from pysim.params import ModelParams, assumed, calibrated, given, stated
 from pysim.sw import CpuAccount
 from pysim.units import us
 from pysim.workloads.arrivals import poisson_gaps
 
-KERNELS = {  # (new select, new ufalloc)
+#: The kernels the paper compares: (new select, new ufalloc).
+KERNELS = {
     "unmodified": (False, False),
     "new ufalloc, old select": (False, True),
     "old ufalloc, new select": (True, False),
     "new kernel": (True, True),
 }
-COLD_SWEEP = (0, 250, 500, 1000, 1500, 2000)
-BASE_FILE_BYTES = 1259  # the file the per-request work costs were fitted with
+#: Figure 3's and Figure 7's curves: three kernels on the realistic benchmark, and the naive one.
+CURVES = ("unmodified", "new ufalloc, old select", "new kernel", "naive")
+COLD_SWEEP = (0, 250, 500, 1000, 1500, 2000)     # Figures 1 and 8: the x axis, cold connections
+SQUID_RATES = (50, 100, 150, 200, 250, 300, 350)  # Figures 3-5: offered requests/s
+THTTPD_RATES = (100, 200, 400, 600, 800)          # Figure 7: offered requests/s
+SATURATING_RATE = 4000.0                          # offered requests/s far above any kernel's capacity
+OTHER_PROCEDURES = ("Xsyscall()", "memset()", "cache_lookup()", "namei()")
 
 
 @dataclass(frozen=True)
 class Params(ModelParams):
     """Inputs. Times in microseconds on the 400 MHz Alpha 21164 (AlphaStation 500)."""
 
+    # the workload (§3, §5.1)
+    profile_cold: int = stated(750, "Tables 1 and 2 captions: 750 cold connections", ge=0)
+    profile_rate_per_s: float = stated(220.0, "Tables 1 and 2 captions: 220 requests/second")
+    light_rate_per_s: float = stated(100.0, "§3: Figure 1 at about 100 requests/second; §5.1: thttpd at 100")
+    small_file_bytes: int = stated(1259, "§3: each request retrieved a 1259-byte response")
+    large_file_bytes: int = stated(8192, "§5.1: in some experiments, an 8192-byte file")
+    # the mechanisms (switches, so a counterfactual is a change of parameters)
+    hinted_select: bool = stated(True, "§4.1: the new select() checks only hinted or newly interesting descriptors")
+    bitmap_ufalloc: bool = stated(True, "§4.2: the new ufalloc() searches a two-level bitmap")
+    cold_connections_held: bool = stated(True, "§3: the load-adding client's connections stay open, idle")
+    all_ready_handled: bool = stated(True, "§2.1: when select() returns, the main loop invokes handlers for "
+                                           "each of the ready descriptors")
+    # costs
     select_fixed_us: float = assumed(15.0, "entry, argument copy-in and return of select(): a few hundred "
                                            "instructions and cache misses on the 400 MHz 21164")
     select_per_fd_us: float = calibrated(2.974, "old selscan()/soo_select() per descriptor, entry scan")
@@ -87,6 +106,16 @@ class Params(ModelParams):
     origin_us: float = assumed(1000.0, "§5.1: the origin server's If-Modified-Since reply (never the bottleneck)")
     listen_backlog: int = assumed(128, "the listen queue; arrivals beyond it are refused", ge=1)
     base_fds: int = assumed(16, "descriptors a server holds open anyway (logs, sockets)", ge=1)
+    other_procedures_pct: tuple = given(tuple(zip(OTHER_PROCEDURES, (1.71, 1.20, 1.15, 1.10))),
+                                        "Table 1: Xsyscall() 1.71%, memset() 1.20%, cache_lookup() 1.15%, "
+                                        "namei() 1.10%")
+
+    def __post_init__(self):
+        super().__post_init__()
+        names = tuple(name for name, _ in self.other_procedures_pct)
+        if names != OTHER_PROCEDURES or not all(pct >= 0 for _, pct in self.other_procedures_pct):
+            raise ValueError(f"other_procedures_pct must give a share >= 0 for each of {OTHER_PROCEDURES}, "
+                             f"got {self.other_procedures_pct!r}")
 
 
 CALIBRATION = (
@@ -95,7 +124,21 @@ CALIBRATION = (
     Fit("user_per_fd_us", "table2", "comm_select()", "cpu_pct", (0.001, 5.0)),
     Fit("ufalloc_per_slot_us", "table1", "ufalloc()", "cpu_pct", (0.01, 10.0)),
     Fit("select_per_fd_us", "table1", "all idle time", "cpu_pct", (0.01, 5.0)),
-    Fit("thttpd_request_us", "figure7", "100", "unmodified_idle_pct", (10.0, 8000.0)),
+    Fit("thttpd_request_us", "thttpd", "1259 / unmodified", "idle_pct", (10.0, 8000.0)),
+)
+INPUTS = (
+    Inputs(("other_procedures_pct",), cells("table1", OTHER_PROCEDURES, ["cpu_pct"]),
+           "Table 1's shares of procedures the model folds into Squid's other work per request, taken as given"),
+)
+COUNTERFACTUALS = (
+    Counterfactual("unmodified-kernel", {"hinted_select": False, "bitmap_ufalloc": False},
+                   "every kernel runs the old select() and the old ufalloc()"),
+    Counterfactual("old-select", {"hinted_select": False}, "every kernel runs the old select()"),
+    Counterfactual("old-ufalloc", {"bitmap_ufalloc": False}, "every kernel runs the old ufalloc()"),
+    Counterfactual("no-cold-cost", {"cold_connections_held": False},
+                   "the cold connections cost nothing: as if the load-adding client were not there"),
+    Counterfactual("one-event-per-select", {"all_ready_handled": False},
+                   "the server handles one ready descriptor per select() call, so calls cannot amortise"),
 )
 
 
@@ -119,6 +162,12 @@ class Server:
             raise ValueError(f"file_bytes must be >= 1, got {self.file_bytes!r}")
 
 
+def kernel_mechanisms(p: Params, kernel: str) -> tuple[bool, bool]:
+    """(new select, new ufalloc) that ``kernel`` runs under ``p``'s switches."""
+    new_select, new_ufalloc = KERNELS[kernel]
+    return new_select and p.hinted_select, new_ufalloc and p.bitmap_ufalloc
+
+
 def select_cost_us(p: Params, new_select: bool, n_fds: int, n_ready: int, *, rescan: bool = False) -> float:
     """Kernel microseconds of one select() over n_fds descriptors with n_ready ready.
 
@@ -131,6 +180,13 @@ def select_cost_us(p: Params, new_select: bool, n_fds: int, n_ready: int, *, res
     scan = (p.new_select_per_event_us * n_ready + p.new_select_per_fd_us * n_fds if new_select
             else p.select_per_fd_us * n_fds)
     return p.select_fixed_us + scan
+
+
+def select_proper_us(p: Params, new_select: bool, n_fds: int) -> float:
+    """The part of one select() spent in the select() procedure itself: its entry, and for the new
+    kernel the set computation and bitmap copies (the old one's per-descriptor work is in selscan(),
+    soo_select() and undo_scan(); the new one's per-event checks in new_selscan_one(), new_soo_select())."""
+    return p.select_fixed_us + (p.new_select_per_fd_us * n_fds if new_select else 0.0)
 
 
 class DescriptorTable:
@@ -175,20 +231,22 @@ class EventLoopServer:
 
     def __init__(self, sim, params: Params, server: Server, rate: float, *, warmup_s: float, rng=0):
         self.sim, self.p, self.server, self.rate = sim, params, server, rate
-        self.new_select, self.new_ufalloc = KERNELS[server.kernel]
+        self.new_select, self.new_ufalloc = kernel_mechanisms(params, server.kernel)
         self.squid = server.kind == "squid"
         p = params
         per_request = (p.squid_request_us if self.squid else p.thttpd_request_us) \
-            + p.per_kb_us * (server.file_bytes - BASE_FILE_BYTES) / 1024  # more packets and copying
+            + p.per_kb_us * (server.file_bytes - p.small_file_bytes) / 1024  # more packets and copying
         n_stages = 3 if self.squid else 2
         self.stage_cost_us = [per_request / n_stages] * n_stages
         self.gaps = poisson_gaps(rate, rng=rng)
         self.cpu = CpuAccount(sim, warmup_s=warmup_s)
-        self.fds = DescriptorTable(p.base_fds + server.cold + 8192)
-        for _ in range(p.base_fds + server.cold):  # the load-adding client connected first
+        cold = server.cold if p.cold_connections_held else 0
+        self.fds = DescriptorTable(p.base_fds + cold + 8192)
+        for _ in range(p.base_fds + cold):  # the load-adding client connected first
             self.fds.alloc()
         self.ready = []          # events the next select() will return: (stage, request)
         self.wakeup = None       # the event a blocked select() waits on
+        self.blocked_since = 0.0
         self.pending_accepts = 0
         self.timed = 0           # requests that arrived after the warm-up and finished
         self.response_s = 0.0
@@ -223,16 +281,20 @@ class EventLoopServer:
         while True:
             n = self.fds.count + 1  # plus the listening socket
             yield cpu.busy("select_user", (p.user_fixed_us + p.user_per_fd_us * n) * us)
+            cpu.book("select_proper", select_proper_us(p, self.new_select, n) * us)
             yield cpu.busy("select_kernel", select_cost_us(p, self.new_select, n, len(self.ready)) * us)
             cpu.count("select_calls")
             if not self.ready:  # block: the CPU idles until a packet makes something ready
-                self.wakeup = self.sim.event()
+                self.wakeup, self.blocked_since = self.sim.event(), self.sim.now
                 yield from cpu.idle_until(self.wakeup)
                 self.wakeup = None
                 n = self.fds.count + 1
                 yield cpu.busy("select_kernel",
                                select_cost_us(p, self.new_select, n, len(self.ready), rescan=True) * us)
-            batch, self.ready = self.ready, []
+            if p.all_ready_handled:
+                batch, self.ready = self.ready, []
+            else:
+                batch, self.ready = self.ready[:1], self.ready[1:]
             cpu.count("events", len(batch))
             for stage, req in batch:
                 yield from self.handle(stage, req)
@@ -265,8 +327,11 @@ class EventLoopServer:
 
     def results(self, until: float) -> dict:
         """CPU shares (%), throughput, response time and select() statistics over the measured window."""
+        if self.wakeup is not None:  # the run ended while select() slept: book that idle time too
+            self.cpu.book("idle", until - max(self.blocked_since, self.cpu.warmup_s))
         shares = self.cpu.shares_pct(until)
-        out = {f"{k}_pct": shares.get(k, 0.0) for k in ("select_kernel", "select_user", "ufalloc", "other", "idle")}
+        out = {f"{k}_pct": shares.get(k, 0.0)
+               for k in ("select_kernel", "select_proper", "select_user", "ufalloc", "other", "idle")}
         rates = self.cpu.rates_per_s(until)
         calls, events = self.cpu.counts.get("select_calls", 0), self.cpu.counts.get("events", 0)
         out["throughput_per_s"] = rates.get("done", 0.0)
@@ -293,107 +358,157 @@ def run_server(params: Params, server: Server, rate: float, *, seconds: float, r
 
 def saturation(params: Params, server: Server, *, seconds: float, rng=0) -> float:
     """Requests/s completed when the offered load far exceeds capacity."""
-    return run_server(params, server, 4000.0, seconds=seconds, rng=rng)["throughput_per_s"]
+    return run_server(params, server, SATURATING_RATE, seconds=seconds, rng=rng)["throughput_per_s"]
+
+
+def _change_pct(value: float, reference: float) -> float:
+    """How far ``value`` lies above ``reference``, in percent (NaN when the reference completed nothing)."""
+    return 100.0 * (value / reference - 1.0) if reference > 0 else float("nan")
 
 
 def _seconds(quick):
     return 2.0 if quick else 6.0
 
 
+def _curve_server(p: Params, kind: str, curve: str, file_bytes: int) -> Server:
+    """The naive benchmark has no cold connections (and every kernel behaves alike there, §5.1)."""
+    if curve == "naive":
+        return Server(kind, "unmodified", 0, file_bytes)
+    return Server(kind, curve, p.profile_cold, file_bytes)
+
+
 # --- the artifacts ----------------------------------------------------------------------
 
-def _profile(params, kernel, quick, rng):
-    r = run_server(params, Server("squid", kernel, 750), 220.0, seconds=_seconds(quick), rng=rng)
-    rows = {"all kernel select functions": r["select_kernel_pct"], "ufalloc()": r["ufalloc_pct"],
-            "comm_select()": r["select_user_pct"], "all idle time": r["idle_pct"], "everything else": r["other_pct"]}
+def _profile(p: Params, kernel: str, quick, rng):
+    r = run_server(p, Server("squid", kernel, p.profile_cold), p.profile_rate_per_s, seconds=_seconds(quick),
+                   rng=rng)
+    # procedures the model folds into Squid's other work per request: their given Table 1 shares, at this run's
+    # throughput (the paper changed none of their code)
+    itemised = {name: pct * r["throughput_per_s"] / p.profile_rate_per_s for name, pct in p.other_procedures_pct}
+    rows = {"all kernel select functions": r["select_kernel_pct"], "select()": r["select_proper_pct"],
+            "ufalloc()": r["ufalloc_pct"], "comm_select()": r["select_user_pct"], "all idle time": r["idle_pct"],
+            **itemised, "everything else": r["other_pct"] - sum(itemised.values())}
     return pd.DataFrame({"cpu_pct": rows}).rename_axis("procedure")
 
 
 def table1(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """Table 1: CPU shares (%) of the unmodified kernel: Squid, 750 cold, 220 requests/s."""
+    """Table 1: CPU shares (%) of the unmodified kernel: Squid, 750 cold, 220 requests/s. Columns: cpu_pct."""
     return _profile(params or Params(), "unmodified", quick, rng)
 
 
 def table2(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """Table 2: the same profile on the modified kernel."""
+    """Table 2: the same profile on the modified kernel. Columns: cpu_pct."""
     return _profile(params or Params(), "new kernel", quick, rng)
 
 
 def figure1(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """Figure 1: % of CPU in kernel select() and in the user's bitmap loop, old kernel, 100 requests/s."""
+    """Figure 1: % of CPU in kernel select() and in the user's bitmap loop, old kernel, 100 requests/s.
+
+    Index: cold connections. Columns: kernel_select_pct, user_select_pct, events_per_select, select_calls_per_s.
+    """
     p = params or Params()
     rows = []
     for cold in COLD_SWEEP:
-        r = run_server(p, Server("squid", "unmodified", cold), 100.0, seconds=_seconds(quick), rng=rng)
+        r = run_server(p, Server("squid", "unmodified", cold), p.light_rate_per_s, seconds=_seconds(quick), rng=rng)
         rows.append({"cold": str(cold), "kernel_select_pct": r["select_kernel_pct"],
-                     "user_select_pct": r["select_user_pct"], "events_per_select": r["events_per_select"]})
+                     "user_select_pct": r["select_user_pct"], "events_per_select": r["events_per_select"],
+                     "select_calls_per_s": r["select_calls_per_s"]})
     return pd.DataFrame(rows).set_index("cold")
 
 
-def _rate_sweep(p, kind, rates, quick, rng, file_bytes=BASE_FILE_BYTES):
+def _rate_sweep(p: Params, kind: str, rates, quick, rng, file_bytes: int) -> pd.DataFrame:
+    """Response time, idle and throughput per (offered rate, curve); the rate 'saturation' offers far
+    more than any kernel can serve, so its throughput is the curve's saturation throughput."""
     rows = []
-    for rate in rates:
-        row = {"rate": str(rate)}
-        for kernel in ("unmodified", "new ufalloc, old select", "new kernel"):
-            r = run_server(p, Server(kind, kernel, 750, file_bytes), float(rate), seconds=_seconds(quick), rng=rng)
-            row[f"{kernel}_response_ms"] = r["response_ms"]
-            row[f"{kernel}_idle_pct"] = r["idle_pct"]
-            row[f"{kernel}_throughput"] = r["throughput_per_s"]
-        naive = run_server(p, Server(kind, "unmodified", 0, file_bytes), float(rate), seconds=_seconds(quick),
-                           rng=rng)
-        row["naive_response_ms"] = naive["response_ms"]
-        row["naive_throughput"] = naive["throughput_per_s"]
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("rate")
+    for rate in (*rates, "saturation"):
+        offered = SATURATING_RATE if rate == "saturation" else float(rate)
+        for curve in CURVES:
+            r = run_server(p, _curve_server(p, kind, curve, file_bytes), offered, seconds=_seconds(quick), rng=rng)
+            rows.append({"rate": str(rate), "kernel": curve, "response_ms": r["response_ms"],
+                         "idle_pct": r["idle_pct"], "throughput_per_s": r["throughput_per_s"]})
+    return pd.DataFrame(rows).set_index(["rate", "kernel"])
 
 
 def figure3(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """Figures 3 and 4: Squid response time (ms), idle (%) and throughput against offered requests/s, 750 cold."""
-    return _rate_sweep(params or Params(), "squid", (50, 100, 150, 200, 250, 300, 350), quick, rng)
+    """Figures 3 and 4: Squid response time, idle and throughput against offered requests/s, 750 cold, 1259 bytes.
+
+    Index: (rate, kernel); kernel 'naive' is the benchmark without cold connections.
+    Columns: response_ms, idle_pct, throughput_per_s.
+    """
+    p = params or Params()
+    return _rate_sweep(p, "squid", SQUID_RATES, quick, rng, p.small_file_bytes)
 
 
 def figure5(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """Figure 5: Squid with 8192-byte files: response time (ms), idle (%) and throughput against rate, 750 cold."""
-    return _rate_sweep(params or Params(), "squid", (50, 100, 150, 200, 250, 300, 350), quick, rng, 8192)
-
-
-def thttpd_8k(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """§5.1's thttpd numbers for 8192-byte files: idle (%) at 100 requests/s and saturation throughput."""
+    """Figure 5: the same as Figure 3 with 8192-byte files. Columns: response_ms, idle_pct, throughput_per_s."""
     p = params or Params()
-    out = {}
-    for kernel in ("unmodified", "new kernel"):
-        light = run_server(p, Server("thttpd", kernel, 750, 8192), 100.0, seconds=_seconds(quick), rng=rng)
-        out[kernel] = {"idle_pct at 100 req/s": light["idle_pct"],
-                       "saturation throughput": saturation(p, Server("thttpd", kernel, 750, 8192),
-                                                           seconds=_seconds(quick), rng=rng)}
-    return pd.DataFrame(out).rename_axis("measure")
+    return _rate_sweep(p, "squid", SQUID_RATES, quick, rng, p.large_file_bytes)
+
+
+def figure7(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """Figure 7: thttpd response time, idle and throughput against offered requests/s, 750 cold, 1259 bytes.
+
+    Columns: response_ms, idle_pct, throughput_per_s.
+    """
+    p = params or Params()
+    return _rate_sweep(p, "thttpd", THTTPD_RATES, quick, rng, p.small_file_bytes)
+
+
+def thttpd(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """§5.1's thttpd numbers: idle at 100 requests/s, saturation throughput and its gain, 750 cold.
+
+    Index: (file_bytes, kernel). Columns: idle_pct, saturation_per_s, gain_pct (saturation over the
+    unmodified kernel's, same file).
+    """
+    p = params or Params()
+    rows = []
+    for size in (p.small_file_bytes, p.large_file_bytes):
+        base = None
+        for kernel in ("unmodified", "new kernel"):
+            server = Server("thttpd", kernel, p.profile_cold, size)
+            light = run_server(p, server, p.light_rate_per_s, seconds=_seconds(quick), rng=rng)
+            sat = saturation(p, server, seconds=_seconds(quick), rng=rng)
+            base = sat if base is None else base
+            rows.append({"file_bytes": str(size), "kernel": kernel, "idle_pct": light["idle_pct"],
+                         "saturation_per_s": sat, "gain_pct": _change_pct(sat, base)})
+    return pd.DataFrame(rows).set_index(["file_bytes", "kernel"])
 
 
 def figure6(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """Figure 6: CPU shares (%) of select (kernel and user), ufalloc, other and idle, Squid, 750 cold, by rate."""
+    """Figure 6: CPU shares (%) of kernel select(), ufalloc(), everything else and idle; Squid, 750 cold.
+
+    Index: (rate, kernel). Columns: ufalloc_pct, select_pct, other_pct (with the user-mode select loop,
+    as in the paper's "others"), idle_pct.
+    """
     p = params or Params()
     rows = []
     for rate in (100, 200, 300):
         for kernel in ("unmodified", "old ufalloc, new select", "new kernel"):
-            r = run_server(p, Server("squid", kernel, 750), float(rate), seconds=_seconds(quick), rng=rng)
-            rows.append({"rate / kernel": f"{rate} / {kernel}", "ufalloc_pct": r["ufalloc_pct"],
-                         "select_pct": r["select_kernel_pct"] + r["select_user_pct"], "other_pct": r["other_pct"],
+            r = run_server(p, Server("squid", kernel, p.profile_cold), float(rate), seconds=_seconds(quick), rng=rng)
+            rows.append({"rate": str(rate), "kernel": kernel, "ufalloc_pct": r["ufalloc_pct"],
+                         "select_pct": r["select_kernel_pct"], "other_pct": r["other_pct"] + r["select_user_pct"],
                          "idle_pct": r["idle_pct"]})
-    return pd.DataFrame(rows).set_index("rate / kernel")
-
-
-def figure7(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """Figure 7: thttpd response time (ms), idle (%) and throughput against offered requests/s, 750 cold."""
-    return _rate_sweep(params or Params(), "thttpd", (100, 200, 400, 600, 800), quick, rng)
+    return pd.DataFrame(rows).set_index(["rate", "kernel"])
 
 
 def figure8(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
-    """Figure 8: Squid saturation throughput (requests/s) against cold connections, four kernels."""
+    """Figure 8: Squid saturation throughput against cold connections, four kernels.
+
+    Index: (cold, kernel). Columns: throughput_per_s, drop_pct (below the same kernel at 0 cold),
+    gain_pct (above the unmodified kernel at the same cold count).
+    """
     p = params or Params()
-    rows = []
-    for cold in COLD_SWEEP:
-        row = {"cold": str(cold)}
-        for kernel in KERNELS:
-            row[kernel] = saturation(p, Server("squid", kernel, cold), seconds=_seconds(quick), rng=rng)
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("cold")
+    sat = {(cold, k): saturation(p, Server("squid", k, cold), seconds=_seconds(quick), rng=rng)
+           for cold in COLD_SWEEP for k in KERNELS}
+    rows = [{"cold": str(cold), "kernel": k, "throughput_per_s": sat[cold, k],
+             "drop_pct": -_change_pct(sat[cold, k], sat[0, k]),
+             "gain_pct": _change_pct(sat[cold, k], sat[cold, "unmodified"])}
+            for cold in COLD_SWEEP for k in KERNELS]
+    return pd.DataFrame(rows).set_index(["cold", "kernel"])
+
+
+def curve(df: pd.DataFrame, kernel: str, column: str) -> pd.Series:
+    """One kernel's curve of a (rate, kernel) frame against the offered rate (requests/s), without
+    the saturation row: the series a figure plots."""
+    s = df.xs(kernel, level="kernel")[column].drop("saturation", errors="ignore")
+    return pd.Series(s.to_numpy(), index=[float(r) for r in s.index], name=kernel)
