@@ -13,16 +13,16 @@ def run(kernel, cold, rate=100.0, kind="squid", params=P, seconds=2.0, rng=0):
 
 
 def isolated_thttpd_request_us(p, new_select, cold):
-    """CPU per request, by hand, when requests never overlap: the blocked select() wakes for the accept,
-    the request arrives during the next pass, and a last pass finds nothing and blocks."""
+    """CPU per request, by hand, when requests never overlap: the blocked select() wakes for the accept;
+    the request (already there) and the write each take one more pass; a last pass finds nothing and blocks."""
     n = p.base_fds + cold + 1                      # open descriptors plus the listening socket
     wake = p.new_select_per_event_us if new_select else 2 * p.select_per_fd_us * n
     alloc = p.new_ufalloc_us if new_select else p.ufalloc_per_slot_us * n   # lowest free slot: just past the cold
 
     def one_pass(fds, ready):
-        return p.user_fixed_us + p.user_per_fd_us * fds + m.select_cost_us(p, new_select, fds, ready)
+        return p.user_fixed_us + p.thttpd_user_per_fd_us * fds + m.select_cost_us(p, new_select, fds, ready)
 
-    return wake + alloc + p.thttpd_request_us + one_pass(n + 1, 1) + one_pass(n, 0)
+    return wake + alloc + p.thttpd_request_us + 2 * one_pass(n + 1, 1) + one_pass(n, 0)
 
 
 @pytest.mark.parametrize("kernel", ["unmodified", "new kernel"])
@@ -96,3 +96,29 @@ def test_same_seed_same_run_and_bad_input_rejected():
         m.run_server(P, m.Server(), 0.0, seconds=1.0)
     with pytest.raises(ValueError, match="other_procedures_pct"):
         dataclasses.replace(P, other_procedures_pct=(("namei()", 1.0),))
+
+
+def test_a_select_returns_at_most_one_event_per_hot_connection():
+    # at saturation every hot connection has a request in the server: each has one event ready at a time
+    p = dataclasses.replace(P, hot_connections=10)
+    r = run("unmodified", 1000, rate=m.SATURATING_RATE, params=p, seconds=4.0)
+    assert 5 < r["events_per_select"] <= 10
+    open_loop = dataclasses.replace(p, clients_wait_for_replies=False)
+    assert run("unmodified", 1000, rate=300.0, params=open_loop, seconds=4.0)["events_per_select"] > 10
+
+
+def test_a_slow_network_caps_throughput_at_its_byte_rate():
+    # 10 Mbit/s carries 10e6 / 8 / (8192 + header) responses a second, whatever the CPU could do
+    p = dataclasses.replace(P, link_bits_per_s=10e6)
+    r = m.run_server(p, m.Server("thttpd", "new kernel", 750, 8192), m.SATURATING_RATE, seconds=4.0)
+    cap = 10e6 / 8 / (8192 + P.header_bytes)
+    assert 0.95 * cap <= r["throughput_per_s"] <= 1.01 * cap
+
+
+@pytest.mark.parametrize("file_bytes, writes", [(1259, 1), (8192, 3)])
+def test_a_response_takes_one_write_event_per_send_buffer(file_bytes, writes):
+    # isolated thttpd requests: accept, read, then one write per send buffer's worth of response
+    r = m.run_server(P, m.Server("thttpd", "new kernel", 300, file_bytes), 0.5, seconds=400.0)
+    events_per_request = r["events_per_select"] * r["select_calls_per_s"] / r["throughput_per_s"]
+    assert -(-(file_bytes + P.header_bytes) // P.send_buffer_bytes) == writes
+    assert events_per_request == pytest.approx(2 + writes, rel=0.03)
