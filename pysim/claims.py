@@ -67,12 +67,12 @@ METHODS = frozenset({
     "max", "min", "mean", "median", "sum", "prod", "std", "var", "abs", "idxmax", "idxmin", "argmax", "argmin",
     "diff", "pct_change", "cumsum", "cumprod", "round", "all", "any", "count", "nunique", "quantile",
     "shift", "between", "isna", "notna", "dropna", "head", "tail", "nlargest", "nsmallest", "item",
-    "tolist", "to_numpy", "corr", "clip", "rank", "sort_values", "get",
+    "tolist", "to_numpy", "corr", "clip", "rank", "sort_values", "get", "xs", "get_level_values",
 })
 
 #: Keyword arguments a claim may pass.
 KEYWORDS = frozenset({"axis", "skipna", "ddof", "periods", "decimals", "q", "inclusive", "lower", "upper",
-                      "ascending", "n", "method", "default"})
+                      "ascending", "n", "method", "default", "level", "drop_level", "key"})
 
 #: Types whose attributes a claim may take (indexers are pandas' _LocIndexer and friends).
 _RECEIVERS = (pd.DataFrame, pd.Series, pd.Index, np.ndarray, np.generic, numbers.Number)
@@ -188,8 +188,10 @@ def evaluate(expr: str, frames: dict) -> bool:
     """
     tree = _Rewrite().visit(parse(expr, tuple(frames)))
     ast.fix_missing_locations(tree)
-    env = {"__builtins__": {}, "__attribute__": _checked_attribute, "__mult__": _checked_mult,
-           "__pow__": _checked_pow}
+    # the only builtin: the import machinery, which NumPy's C code looks up in the running frame when it
+    # imports lazily (ndarray.all() does); a claim cannot name it (no leading underscores)
+    env = {"__builtins__": {"__import__": __import__}, "__attribute__": _checked_attribute,
+           "__mult__": _checked_mult, "__pow__": _checked_pow}
     env.update(FUNCTIONS)
     env.update(frames)
     try:
