@@ -5,11 +5,14 @@
 * :mod:`pysim.harness.twin`: a simulated clock with a timer resolution,
   interrupts and a competing process, for the papers about measurement;
 * :mod:`pysim.harness.runners`: real C, C++, Java and Tcl snippets timed by
-  the same harness, reporting "not available" where a tool is missing.
+  the same harness, reporting "not available" where a tool is missing;
+* :mod:`pysim.harness.tracing`: a real command run plain and under
+  ``strace``, giving its system-call mix and the cost of tracing it.
 """
 from pysim.harness.lmbench import BenchResult, auto_size, bench, compute_enough, loop_overhead
 from pysim.harness.runners import Measurement, Snippet, measure
+from pysim.harness.tracing import TracedRun, traced_run
 from pysim.harness.twin import SimulatedClock
 
 __all__ = ["BenchResult", "auto_size", "bench", "compute_enough", "loop_overhead", "Measurement", "Snippet",
-           "measure", "SimulatedClock"]
+           "measure", "SimulatedClock", "TracedRun", "traced_run"]

@@ -296,7 +296,6 @@ class EventLoopServer:
         self.link_free_at = 0.0  # the FDDI ring, first come first served
         self.ready = []          # events the next select() will return: (step, request)
         self.wakeup = None       # the event a blocked select() waits on
-        self.blocked_since = 0.0
         self.timed = 0           # requests that arrived after the warm-up and finished
         self.response_s = 0.0
 
@@ -342,7 +341,7 @@ class EventLoopServer:
             yield cpu.busy("select_kernel", select_cost_us(p, self.new_select, n, len(self.ready)) * us)
             cpu.count("select_calls")
             if not self.ready:  # block: the CPU idles until a packet makes something ready
-                self.wakeup, self.blocked_since = self.sim.event(), self.sim.now
+                self.wakeup = self.sim.event()
                 yield from cpu.idle_until(self.wakeup)
                 self.wakeup = None
                 n = self.fds.count + 1
@@ -410,8 +409,6 @@ class EventLoopServer:
 
     def results(self, until: float) -> dict:
         """CPU shares (%), throughput, response time and select() statistics over the measured window."""
-        if self.wakeup is not None:  # the run ended while select() slept: book that idle time too
-            self.cpu.book("idle", until - max(self.blocked_since, self.cpu.warmup_s))
         shares = self.cpu.shares_pct(until)
         out = {f"{k}_pct": shares.get(k, 0.0)
                for k in ("select_kernel", "select_proper", "select_user", "ufalloc", "other", "idle")}

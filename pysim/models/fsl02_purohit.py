@@ -61,7 +61,7 @@ import pandas as pd
 from pysim.hw import CpuCostModel, Disk, catalog
 from pysim.models import Counterfactual, Fit
 from pysim.params import ModelParams, assumed, calibrated, derived, from_catalog, stated
-from pysim.sw import Recipe
+from pysim.sw import Recipe, Work, syscalls
 from pysim.units import MiB, us
 
 MACHINE = catalog.get("Pentium 4 1.7 GHz")
@@ -186,26 +186,6 @@ def configs(p: "Params") -> dict:
             "COSY_FAST": Config("COSY_FAST", p.composition, p.zero_copy)}
 
 
-@dataclass(frozen=True)
-class Work:
-    """What a piece of a benchmark costs, as operation counts in user mode and in kernel mode."""
-
-    user: Recipe = Recipe()
-    system: Recipe = Recipe()
-
-    def __add__(self, other: "Work") -> "Work":
-        return Work(self.user + other.user, self.system + other.system)
-
-    def __mul__(self, k: float) -> "Work":
-        return Work(self.user * k, self.system * k)
-
-    __rmul__ = __mul__
-
-    def seconds(self, cpu: CpuCostModel) -> tuple:
-        """(user, system) seconds on ``cpu``."""
-        return self.user.seconds(cpu), self.system.seconds(cpu)
-
-
 def ops(**counts) -> Recipe:
     """A recipe of fixed-cost operations: ``ops(trap=1, read_page=2)``."""
     return Recipe(ops=counts)
@@ -228,19 +208,19 @@ def cost_model(p: Params) -> CpuCostModel:
                         {k: v * us for k, v in per_byte.items()})
 
 
+def call_path(cfg: Config) -> syscalls.CallPath:
+    """How a system call enters the kernel: from a user loop with a trap outside a compound; as an
+    operation cosy_run interprets inside one. With the shared buffer a read leaves its data in
+    place (no copy out); a write still copies its data in, from the page the read left it in (§3)."""
+    if not cfg.in_kernel:
+        return syscalls.CallPath(user=ops(loop_step=1), system=ops(trap=1))
+    return syscalls.CallPath(system=ops(cosy_step=1), copies_out=not cfg.zero_copy)
+
+
 def system_calls(cfg: Config, n: float, kernel: Recipe, *, out: float = 0, into: float = 0) -> Work:
     """``n`` system calls that each do ``kernel`` work, copy ``out`` bytes to the user and ``into``
-    bytes from the user.
-
-    Outside a compound each is issued from a user loop and traps; inside one
-    it is an interpreted operation of cosy_run. With the shared buffer a read
-    leaves its data in place (no copy out); a write still copies its data in,
-    from the page the read left it in (§3).
-    """
-    moved = kernel + copied(into) + (Recipe() if cfg.zero_copy else copied(out))
-    if not cfg.in_kernel:
-        return Work(ops(loop_step=n), (ops(trap=1) + moved) * n)
-    return Work(Recipe(), (ops(cosy_step=1) + moved) * n)
+    bytes from the user."""
+    return syscalls.calls(n, kernel, path=call_path(cfg), copy_in=into, copy_out=out)
 
 
 def user_function(cfg: Config, n: float, work: Recipe) -> Work:

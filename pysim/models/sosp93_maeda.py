@@ -69,7 +69,7 @@ from pysim.hw.catalog import ETHERNET_10
 from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, given, stated
 from pysim.rng import make_rng, spawn
-from pysim.sw import CpuAccount, Recipe
+from pysim.sw import CpuAccount, Recipe, syscalls
 from pysim.units import MiB
 
 DECSTATION_5000 = catalog.get("DECstation 5000/200")
@@ -511,7 +511,7 @@ class TtcpCosts:
                           Recipe(nbytes=data["kernel copyout"].nbytes)),
             deliver_s=seconds(bare["kernel copyout"]),
             deliver_each=system.path == "server" or system.packet_filter == "IPC",
-            collect_s=seconds(Recipe(ops={"trap": 1})),
+            collect_s=seconds(syscalls.TRAP.system),  # a plain trap, no call of its own
             proto_s=seconds(*(data[s] for s in ("mbuf/queue", "ipintr", "tcp/udp_input")), amortised("copyout/exit")),
             wakeup_s=seconds(data["wake up user thread"]),
             ack_send_s=seconds(*(bare[s] for s in SEND[1:])),

@@ -14,6 +14,13 @@ recipes:
 3.3
 >>> round(Recipe(nbytes={"copy": 4096}).seconds(cpu) * 1e6, 3)
 4.096
+
+Papers price the same kinds of operation, so the names in
+:data:`STANDARD_OPS` mean the same thing in every model that uses them.
+What a recipe does not explain is a *residual*: :func:`fit_residual` names
+it, prices it from one measurement and refuses a recipe that already costs
+more than was measured. :class:`Work` keeps user-mode and kernel-mode
+recipes apart, for papers that report the two times.
 """
 from __future__ import annotations
 
@@ -21,6 +28,26 @@ import types
 from dataclasses import dataclass, field
 
 from pysim.hw.cpu import CpuCostModel
+
+
+#: The shared vocabulary of operations. A model may count others; these mean the same everywhere.
+STANDARD_OPS = types.MappingProxyType({
+    # fixed costs, per occurrence
+    "call": "a direct procedure call and return",
+    "virtual_call": "a call through a virtual-function table (C++) or invokevirtual (Java)",
+    "interface_call": "a call through an interface (invokeinterface), with its method lookup",
+    "proxy": "one indirection through a proxy or handle object to the real one",
+    "lock": "an uncontended lock acquire and release",
+    "thread_switch": "a switch between two threads of one address space",
+    "context_switch": "a switch between two processes (address spaces)",
+    "trap": "entering the kernel and returning (the crossing, without the call's own work)",
+    "fault": "a page or protection fault taken and handled, back to the faulting instruction",
+    "marshal": "marshalling one argument or field (the fixed part)",
+    # per-byte costs
+    "copy": "copying a byte (memcpy, copyin/copyout)",
+    "checksum": "checksumming a byte",
+    "serialise": "serialising a byte of an object graph",
+})
 
 
 def _frozen(d) -> types.MappingProxyType:
@@ -81,3 +108,51 @@ class Recipe:
     def seconds(self, cpu: CpuCostModel) -> float:
         """Seconds the whole recipe takes on ``cpu``."""
         return sum(self.breakdown(cpu).values())
+
+
+def fit_residual(recipe: Recipe, cpu: CpuCostModel, measured_s: float, name: str) -> tuple:
+    """Name what ``recipe`` does not explain of a measured ``measured_s``.
+
+    Returns ``(recipe + one 'name', cpu with 'name' priced at the rest)``, so
+    the recipe then costs ``measured_s`` exactly and the residual shows up,
+    named, in every breakdown.
+
+    Raises
+    ------
+    ValueError
+        If the recipe already costs more than was measured (its counts or unit
+        costs are too high, and no residual can fix that), or the name is taken.
+    """
+    if name in recipe.ops or name in cpu.fixed_s:
+        raise ValueError(f"the residual's name {name!r} is already an operation")
+    if not measured_s > 0:
+        raise ValueError(f"measured_s must be > 0, got {measured_s!r}")
+    explained = recipe.seconds(cpu)
+    if explained > measured_s:
+        raise ValueError(f"the recipe already costs {explained:.4g} s, more than the {measured_s:.4g} s measured; "
+                         f"its counts or unit costs are too high")
+    fixed = dict(cpu.fixed_s)
+    fixed[name] = measured_s - explained
+    return recipe + Recipe(ops={name: 1}), CpuCostModel(cpu.clock_hz, fixed, cpu.per_byte_s)
+
+
+@dataclass(frozen=True)
+class Work:
+    """The work of a piece of a program as two recipes: in user mode and in the kernel."""
+
+    user: Recipe = Recipe()
+    system: Recipe = Recipe()
+
+    def __add__(self, other: "Work") -> "Work":
+        if not isinstance(other, Work):
+            return NotImplemented
+        return Work(self.user + other.user, self.system + other.system)
+
+    def __mul__(self, k: float) -> "Work":
+        return Work(self.user * k, self.system * k)
+
+    __rmul__ = __mul__
+
+    def seconds(self, cpu: CpuCostModel) -> tuple:
+        """(user, system) seconds on ``cpu``."""
+        return self.user.seconds(cpu), self.system.seconds(cpu)

@@ -14,7 +14,7 @@ start-up transient does not bias the shares:
 >>> _ = sim.process(work())
 >>> sim.run(until=5.0)
 >>> {k: round(v) for k, v in cpu.shares_pct().items()}
-{'user': 25, 'idle': 75}
+{'idle': 75, 'user': 25}
 """
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ class CpuAccount:
         self.resource = resource
         self.seconds = {}
         self.counts = {}
+        self._idle_since = []  # starts of the idle waits still open
+        self._busy = []        # (end, category, seconds booked) of work that may outlast the window
 
     @property
     def measuring(self) -> bool:
@@ -42,9 +44,16 @@ class CpuAccount:
         return self.sim.now >= self.warmup_s
 
     def book(self, category: str, seconds: float) -> None:
-        """Book ``seconds`` of ``category`` now (if past the warm-up), without waiting."""
-        if self.sim.now >= self.warmup_s:
-            self.seconds[category] = self.seconds.get(category, 0.0) + seconds
+        """Book ``seconds`` of ``category`` starting now, without waiting; only the part after the
+        warm-up counts (work that straddles the warm-up's end is split)."""
+        if not seconds >= 0:
+            raise ValueError(f"seconds must be >= 0, got {seconds!r}")
+        now = self.sim.now
+        after = min(seconds, now + seconds - self.warmup_s)
+        if after > 0:
+            self.seconds[category] = self.seconds.get(category, 0.0) + after
+            self._busy = [b for b in self._busy if b[0] > now]
+            self._busy.append((now + seconds, category, after))
 
     def busy(self, category: str, seconds: float):
         """Book ``seconds`` of work and return the timeout the working process yields."""
@@ -63,10 +72,18 @@ class CpuAccount:
     def idle_until(self, event):
         """Wait for ``event`` and book the wait (its part after the warm-up) as idle; gives its value."""
         start = self.sim.now
-        value = yield event
+        self._idle_since.append(start)
+        try:
+            value = yield event
+        finally:
+            self._idle_since.remove(start)
         if self.sim.now >= self.warmup_s:
             self.seconds["idle"] = self.seconds.get("idle", 0.0) + self.sim.now - max(start, self.warmup_s)
         return value
+
+    def _open_idle_s(self, end: float) -> float:
+        # a wait still in progress when the run stopped is idle up to the end of the window
+        return sum(max(end - max(start, self.warmup_s), 0.0) for start in self._idle_since)
 
     def count(self, name: str, n: int = 1) -> None:
         """Count ``n`` occurrences of ``name`` (if past the warm-up)."""
@@ -83,7 +100,15 @@ class CpuAccount:
         window = self.window_s(until)
         if window <= 0:
             raise ValueError("no measured time yet: the run has not passed its warm-up")
-        return {k: 100.0 * v / window for k, v in self.seconds.items()}
+        end = self.warmup_s + window
+        seconds = dict(self.seconds)
+        for finish, category, booked in self._busy:  # work still running at the end counts up to it
+            if finish > end:
+                seconds[category] -= min(finish - end, booked)
+        open_idle = self._open_idle_s(end)
+        if open_idle:
+            seconds["idle"] = seconds.get("idle", 0.0) + open_idle
+        return {k: 100.0 * v / window for k, v in seconds.items()}
 
     def rates_per_s(self, until: float | None = None) -> dict:
         """Each counter divided by the measured window."""

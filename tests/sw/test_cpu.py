@@ -19,8 +19,8 @@ def test_shares_are_booked_after_the_warm_up_only():
     # work booked at 2..10 (9 slices); idle from 2.2 .. 10.0 (8 whole waits); the warm-up's are not
     assert cpu.seconds["work"] == pytest.approx(9 * 0.2)
     assert cpu.seconds["idle"] == pytest.approx(8 * 0.8)
-    shares = cpu.shares_pct(until=10.0)
-    assert shares["work"] == pytest.approx(100 * 1.8 / 8.0)
+    shares = cpu.shares_pct(until=10.0)  # the slice that starts at 10 lies outside [2, 10]
+    assert shares["work"] == pytest.approx(100 * 1.6 / 8.0)
 
 
 def test_an_idle_wait_that_straddles_the_warm_up_books_only_its_measured_part():
@@ -62,3 +62,31 @@ def test_counts_and_errors():
     with pytest.raises(ValueError, match="needs the CpuAccount to be given the CPU"):
         next(cpu.hold("x", 1.0))
     assert cpu.counts == {}
+
+
+def test_a_wait_still_open_when_the_run_stops_is_idle_up_to_the_end_of_the_window():
+    sim = Simulation()
+    cpu = CpuAccount(sim, warmup_s=1.0)
+
+    def work():
+        yield cpu.busy("user", 2.0)
+        yield from cpu.idle_until(sim.event())  # never fires
+
+    sim.process(work())
+    sim.run(until=5.0)
+    shares = cpu.shares_pct()
+    assert shares["user"] == pytest.approx(25.0)   # the first second of the work is warm-up
+    assert shares["idle"] == pytest.approx(75.0)   # 2 to 5, though the wait never ended
+
+
+def test_work_still_running_when_the_window_closes_counts_up_to_its_end():
+    sim = Simulation()
+    cpu = CpuAccount(sim)
+
+    def work():
+        yield sim.timeout(1.0)
+        yield cpu.busy("system", 10.0)
+
+    sim.process(work())
+    sim.run(until=3.0)
+    assert cpu.shares_pct()["system"] == pytest.approx(100 * 2.0 / 3.0)
