@@ -70,6 +70,9 @@ student: setup ## Write the course edition of every notebook (solutions removed)
 contract: setup ## Check every paper against the lab's contract (PAPER=<id> for one)
 	$(BIN)/pysim contract $(if $(filter-out all,$(PAPER)),$(PAPER))
 
+jvm-corpus: setup ## The JVM toolkit against javap and javac on every JDK class (a few minutes)
+	PYSIM_JVM_CORPUS=full $(BIN)/python -m pytest -q -s tests/jvm
+
 bench: setup ## Speed of the core as ratios; writes results/bench.json
 	$(BIN)/pysim bench
 
@@ -87,4 +90,4 @@ clean: ## Remove build products, results and the virtual environment
 	rm -rf build results .venv .pytest_cache .hypothesis docker/ca-certificates/*.crt
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
-.PHONY: help setup native-test test test-fast test-browser test-docker reproduce check student contract lab bench docker-build docker-run clean
+.PHONY: help setup native-test test test-fast test-browser test-docker reproduce check student contract lab jvm-corpus bench docker-build docker-run clean

@@ -28,7 +28,7 @@ from types import MappingProxyType
 #: published results.
 ALLOWED_IMPORTS = (
     "pysim.engine", "pysim.rng", "pysim.units", "pysim.queueing", "pysim.hw", "pysim.sw", "pysim.workloads",
-    "pysim.params", "pysim.models", "pysim.errors", "pysim.policies", "pysim.harness",
+    "pysim.params", "pysim.models", "pysim.errors", "pysim.policies", "pysim.harness", "pysim.jvm",
     "__future__", "dataclasses", "math", "itertools", "functools", "collections", "typing", "enum", "bisect",
     "heapq", "statistics", "warnings",
     "numpy", "pandas", "scipy", "numba",
