@@ -62,6 +62,7 @@ from pysim.hw import CpuCostModel, Disk, catalog
 from pysim.models import Counterfactual, Fit
 from pysim.params import ModelParams, assumed, calibrated, derived, from_catalog, stated
 from pysim.sw import Recipe, Work, syscalls
+from pysim.sw.pagecache import PageCache
 from pysim.units import MiB, us
 
 MACHINE = catalog.get("Pentium 4 1.7 GHz")
@@ -358,11 +359,18 @@ def _sequential_bandwidth() -> float:
     return n * sectors * 512 / float(r["finish_s"].iloc[-1])
 
 
-def _lru_misses(pages: int, cache_pages: int, resident: int) -> int:
-    """Misses of one sequential pass over `pages` when the last `resident` pages are cached (LRU)."""
-    if pages <= cache_pages:
-        return pages - min(resident, pages)
-    return pages  # a sequential scan larger than an LRU cache misses on every page
+def bonnie_misses(pages: int, cache_pages: int) -> dict:
+    """Page-cache misses of Bonnie's rewrite and block-read passes over a ``pages``-page file, after
+    the block-write pass created it, through an LRU page cache of ``cache_pages`` pages."""
+    cache = PageCache(capacity_pages=cache_pages)
+    keys = cache.keys(1, np.arange(pages, dtype=np.uint64) * PAGE)
+    cache.run(keys, np.ones(pages, dtype=bool))                 # fastwrite: every block new and dirty
+    out = {}
+    for phase in ("rewrite", "fastread"):
+        before = cache.counts().misses
+        cache.run(keys, np.full(pages, phase == "rewrite"))   # rewrite reads and dirties each block again
+        out[phase] = cache.counts().misses - before
+    return out
 
 
 #: Operations in each Bonnie compound: block write (for, write), rewrite (while, read, dirty a word,
@@ -397,10 +405,10 @@ def bonnie_phase_times(p: Params, size_bytes: int, bandwidth: float) -> dict:
     def throttled_writeback(nbytes):  # writers stall for what exceeds the synchronous-flush threshold
         return max(0.0, nbytes - dirty_limit) / bandwidth
 
-    misses = _lru_misses(pages, cache_pages, resident=min(pages, cache_pages))
+    misses = bonnie_misses(pages, cache_pages)
     io = {"fastwrite": throttled_writeback(size_bytes),
-          "rewrite": misses * io_page + throttled_writeback(size_bytes),
-          "fastread": misses * io_page}
+          "rewrite": misses["rewrite"] * io_page + throttled_writeback(size_bytes),
+          "fastread": misses["fastread"] * io_page}
     cfg = configs(p)
     out = {}
     for phase, names in BONNIE_CONFIGS.items():

@@ -88,8 +88,9 @@ def _lru_second_pass_misses(pages, capacity):
 
 
 @pytest.mark.parametrize("pages, capacity", [(50, 100), (100, 100), (101, 100), (400, 100)])
-def test_sequential_rereads_miss_like_a_real_lru(pages, capacity):
-    assert m._lru_misses(pages, capacity, resident=min(pages, capacity)) == _lru_second_pass_misses(pages, capacity)
+def test_bonnies_rereads_miss_like_a_plain_python_lru(pages, capacity):
+    misses = m.bonnie_misses(pages, capacity)
+    assert misses["rewrite"] == misses["fastread"] == _lru_second_pass_misses(pages, capacity)
 
 
 def test_sequential_bandwidth_is_the_outer_zone_media_rate_less_overheads():
