@@ -223,9 +223,10 @@ class CallPath:
 
 #: A plain trap per call and copies both ways.
 TRAP = CallPath()
+_NO_WORK = Recipe()
 
 
-def calls(n: float, kernel: Recipe = Recipe(), *, path: CallPath = TRAP, copy_in: float = 0,
+def calls(n: float, kernel: Recipe = _NO_WORK, *, path: CallPath = TRAP, copy_in: float = 0,
           copy_out: float = 0) -> Work:
     """``n`` system calls that each do ``kernel`` work and copy ``copy_in`` bytes from the user and
     ``copy_out`` bytes to the user, entering the kernel by ``path``."""
