@@ -42,7 +42,7 @@ def tokens(source: str) -> list:
 def _method_bodies(toks) -> list:
     """(open brace index, close brace index) of each method body: a ``{`` after ``) [throws ...]``."""
     bodies, depth_stack = [], []
-    for i, (kind, text, _) in enumerate(toks):
+    for i, (_, text, _) in enumerate(toks):
         if text == "{":
             j = i - 1
             while j >= 0 and (toks[j][0] == "word" and toks[j][1] not in _KEYWORDS or toks[j][1] in (",", ".")
@@ -128,7 +128,7 @@ def mutate(source: str, kind: str, *, rng=0) -> str | None:
         while j > 0 and toks[j - 1][1] not in (";", "{", "}"):
             j -= 1
         spans.append((toks[j][2], toks[b][2] + 1))
-    pairs = [(x, y) for x, y in zip(spans, spans[1:]) if source[x[1]:y[0]].strip() == ""]
+    pairs = [(x, y) for x, y in zip(spans, spans[1:], strict=False) if source[x[1]:y[0]].strip() == ""]
     if not pairs:
         return None
     (s1, e1), (s2, e2) = pairs[gen.integers(len(pairs))]
