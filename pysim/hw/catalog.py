@@ -79,6 +79,13 @@ PA8000_180 = Machine(
              "tlb_miss_cycles": "paper: atc98_subramanian Table 2 (70 cycles average miss handling)"},
 )
 
+SGI_INDY_R4400 = Machine(
+    name="SGI Indy (R4400SC 150 MHz)", cpu="MIPS R4400", clock_hz=150 * MHz, used_by=("atc98_hjalmtysson",),
+    sources={"clock_hz": "assumed: §5.1 names an SGI Indy only; Indys shipped with 100-200 MHz R4000/R4400, "
+                         "100-133 MHz R4600 and 150-180 MHz R5000 processors. Only the times in nanoseconds "
+                         "depend on the clock, never the overheads"},
+)
+
 ETHERNET_10 = Ethernet()  # IEEE 802.3 10 Mbit/s; see pysim.hw.net.Ethernet
 FDDI_100_BITS_PER_S = 100e6
 
