@@ -6,13 +6,17 @@
   interrupts and a competing process, for the papers about measurement;
 * :mod:`pysim.harness.runners`: real C, C++, Java and Tcl snippets timed by
   the same harness, reporting "not available" where a tool is missing;
+* :mod:`pysim.harness.commands`: real commands timed (elapsed, and the
+  CPU time of the command and its children), under several environments;
 * :mod:`pysim.harness.tracing`: a real command run plain and under
   ``strace``, giving its system-call mix and the cost of tracing it.
 """
 from pysim.harness.lmbench import BenchResult, auto_size, bench, compute_enough, loop_overhead
 from pysim.harness.runners import Measurement, Snippet, measure
+from pysim.harness.commands import CommandResult, run_command, timed_runs
 from pysim.harness.tracing import TracedRun, traced_run
 from pysim.harness.twin import SimulatedClock
 
 __all__ = ["BenchResult", "auto_size", "bench", "compute_enough", "loop_overhead", "Measurement", "Snippet",
-           "measure", "SimulatedClock", "TracedRun", "traced_run"]
+           "measure", "SimulatedClock", "TracedRun", "traced_run", "CommandResult", "run_command",
+           "timed_runs"]

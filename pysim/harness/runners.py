@@ -70,7 +70,7 @@ class Measurement:
 
 # --- the programs ----------------------------------------------------------------------
 
-_C = r"""#define _POSIX_C_SOURCE 199309L
+_C = r"""#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -236,15 +236,38 @@ class PipeClock:
 REAL_INTERVALS_S = (0.001, 0.01, 0.1)
 
 
+def warm_up(clock, warmup_s: float, *, settle: float = 0.05) -> int:
+    """Run the body until ``warmup_s`` has passed and it is no longer ``settle`` faster per iteration
+    than it was half a warm-up earlier (a JIT still compiling), for at most four times ``warmup_s``.
+    Returns the iterations run."""
+    n, spent, total, history = 1, 0.0, 0, []
+    while spent < 4 * warmup_s:
+        t = clock.run(n)
+        spent += t
+        total += n
+        history.append((spent, t / n))
+        if spent >= warmup_s:
+            then = [per for when, per in history if when <= spent - warmup_s / 2]
+            if then and history[-1][1] > then[-1] * (1 - settle):
+                break
+        if t < warmup_s / 20:
+            n *= 2
+    return total
+
+
 def measure(language: str, body: str, *, name: str = "", setup: str = "", decls: str = "", includes=(),
             enough_s: float | None = None, tries: int = lmbench.TRIES, statistic: str = "median",
-            subtract_loop: bool = True, timeout_s: float = 60.0) -> Measurement:
+            subtract_loop: bool = True, timeout_s: float = 60.0, warmup_s: float = 0.0) -> Measurement:
     """Time one snippet for real; seconds per iteration with the empty loop's subtracted.
 
     ``enough_s`` is the interval each try lasts; by default the harness finds
     the shortest of :data:`REAL_INTERVALS_S` the clock measures to 1%
-    (:func:`pysim.harness.lmbench.compute_enough`).
+    (:func:`pysim.harness.lmbench.compute_enough`). ``warmup_s`` runs the
+    body first for at least that long and on while it still speeds up (a
+    JIT compiling it), at most four times as long (:func:`warm_up`).
     """
+    if warmup_s < 0:
+        raise ValueError(f"warmup_s must be >= 0, got {warmup_s!r}")
     snippet = Snippet(language, body, setup, decls, tuple(includes))
     name = name or body.strip()[:40]
     try:
@@ -255,6 +278,8 @@ def measure(language: str, body: str, *, name: str = "", setup: str = "", decls:
         return Measurement(name, language, False, reason=why)
     try:
         with PipeClock(command, timeout_s=timeout_s) as clock:
+            if warmup_s:
+                warm_up(clock, warmup_s)
             enough = enough_s if enough_s is not None else lmbench.compute_enough(clock, REAL_INTERVALS_S)
             n = lmbench.auto_size(clock, enough)
             overhead = 0.0

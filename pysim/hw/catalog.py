@@ -86,6 +86,17 @@ SGI_INDY_R4400 = Machine(
                          "depend on the clock, never the overheads"},
 )
 
+PENTIUM_PRO_200 = Machine(
+    name="Pentium Pro 200 MHz", cpu="Intel Pentium Pro", clock_hz=200 * MHz,
+    used_by=("atc98_hawblitzel", "atc98_liedtke", "atc98_bruno", "atc98_ismert", "atc98_fiuczynski"),
+    sources={"clock_hz": "datasheet: Intel Pentium Pro processor at 150, 166, 180 and 200 MHz (1995)"},
+)
+
+ULTRASPARC_167 = Machine(
+    name="Sun UltraSPARC 167 MHz", cpu="Sun UltraSPARC-I", clock_hz=167 * MHz, used_by=("atc98_ghormley",),
+    sources={"clock_hz": "paper: atc98_ghormley §3.3 (a 167MHz UltraSPARC running Solaris 2.5.1)"},
+)
+
 ETHERNET_10 = Ethernet()  # IEEE 802.3 10 Mbit/s; see pysim.hw.net.Ethernet
 FDDI_100_BITS_PER_S = 100e6
 

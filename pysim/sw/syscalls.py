@@ -76,6 +76,8 @@ def _counts(table, what: str) -> dict:
     for name, n in dict(table).items():
         if not isinstance(name, str) or not name:
             raise ValueError(f"{what}: a system call is named by a non-empty string, got {name!r}")
+        if name in CLASSES or name == "other":  # an interposer catching that class would catch it by name
+            raise ValueError(f"{what}: {name!r} names a class of calls, not a call; use another name")
         if not n >= 0:
             raise ValueError(f"{what}[{name!r}] must be >= 0, got {n!r}")
         out[name] = n

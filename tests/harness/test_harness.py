@@ -1,7 +1,5 @@
 """The lmbench harness on the simulated twin (known truths) and on real snippets in four languages."""
-import os
 
-import numpy as np
 import pytest
 
 from pysim.harness import SimulatedClock, auto_size, bench, compute_enough, loop_overhead, measure
@@ -109,3 +107,41 @@ def test_a_missing_tool_a_broken_build_and_a_hang_are_reported_not_raised(monkey
     for lang in ("c", "c++", "java", "tcl"):
         m = measure(lang, "sink += 1;" if lang != "tcl" else "incr sink")
         assert not m.available and "not installed" in m.reason
+
+
+def test_a_command_is_timed_with_its_childrens_cpu_and_a_missing_one_is_reported(tmp_path):
+    from pysim.harness.commands import run_command, timed_runs
+    busy = run_command(["sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+    assert busy.available and busy.returncode == 0
+    assert 0.05 < busy.cpu_s <= 1.05 * busy.elapsed_s  # a single-threaded loop: CPU time, never more than wall
+    idle = run_command(["sleep", "0.2"])
+    assert idle.elapsed_s >= 0.2 and idle.cpu_s < 0.05
+    assert not run_command(["no-such-program-here"]).available
+    slow = run_command(["sleep", "5"], timeout_s=0.2)
+    assert not slow.available and "longer than" in slow.reason
+    table = timed_runs({"plain": {}, "told": {"GREETING": "hi"}}, ["sh", "-c", 'test -n "$GREETING" || exit 3'],
+                       rounds=2)
+    assert not table.loc["plain", "available"] and table.loc["told", "available"]
+    assert "exited with 3" in table.loc["plain", "reason"]
+
+
+def test_warm_up_runs_until_the_body_stops_speeding_up():
+    from pysim.harness.runners import warm_up
+
+    class Jit:  # each iteration a little faster than the last, down to 1 ns after about 700,000
+        done = 0
+
+        def per(self):
+            return max(1e-9, 2e-8 * 0.5 ** (self.done / 150_000))
+
+        def run(self, n):
+            t = self.per() * n
+            self.done += n
+            return t
+
+    jit = Jit()
+    warm_up(jit, 0.002)
+    assert jit.per() < 1.5e-9  # kept going past the 2 ms minimum while it was still speeding up
+    capped = Jit()
+    warm_up(capped, 0.0001)
+    assert capped.done < 200_000  # never past four times the minimum

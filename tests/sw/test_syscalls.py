@@ -90,6 +90,8 @@ def test_the_strace_summary_and_log_are_read_as_strace_writes_them():
 def test_bad_mixes_and_layers_are_refused_with_the_reason():
     with pytest.raises(ValueError, match="must be >= 0"):
         SyscallMix({"read": -1})
+    with pytest.raises(ValueError, match="names a class"):
+        SyscallMix({"file": 3})
     with pytest.raises(ValueError, match="never run"):
         SyscallMix({"read": 1}, {"write": 10})
     with pytest.raises(ValueError, match="unknown classes"):
