@@ -43,7 +43,8 @@ class ClosedLoop:
         if not warmup_s >= 0:
             raise ValueError(f"warmup_s must be >= 0, got {warmup_s!r}")
         self.sim, self.request, self.think_s, self.think, self.warmup_s = sim, request, think_s, think, warmup_s
-        self.completions, self.response_sum_s = 0, 0.0
+        self.completions = 0                   # requests that ended after the warm-up (throughput)
+        self.timed, self.response_sum_s = 0, 0.0  # requests that began after it (response time)
         streams = make_rng(rng).spawn(users)
         self.users = [sim.process(self._user(i, streams[i])) for i in range(users)]
 
@@ -58,16 +59,19 @@ class ClosedLoop:
             yield sim.timeout(self._pause(gen))
             start = sim.now
             yield sim.process(self.request(user))
-            if start >= self.warmup_s:
+            if sim.now >= self.warmup_s:
                 self.completions += 1
+            if start >= self.warmup_s:
+                self.timed += 1
                 self.response_sum_s += sim.now - start
 
     def summary(self, until: float | None = None) -> dict:
-        """Throughput (completions per second after the warm-up) and mean response time (s)."""
+        """Throughput (requests completed after the warm-up, per second of the window) and mean response
+        time (s) of the requests that began after it (so neither counts the warm-up's transient)."""
         end = self.sim.now if until is None else until
         window = end - self.warmup_s
         if not window > 0:
             raise ValueError("nothing measured yet: the run has not passed its warm-up")
-        mean = self.response_sum_s / self.completions if self.completions else math.nan
+        mean = self.response_sum_s / self.timed if self.timed else math.nan
         return {"throughput_per_s": self.completions / window, "mean_response_s": mean,
                 "completions": self.completions}
