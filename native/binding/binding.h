@@ -3,7 +3,7 @@
  * The binding is split by concept, one file each: module.c (the module and
  * its state), env.c / event.c / process.c / condition.c / resource.c (the
  * simulation kernel, whose types are tightly coupled; see kernel.h),
- * station.c, link.c, memory.c (cache and TLB), pcache.c (page cache), disk.c, qnet.c and measure.c.
+ * station.c, link.c, memory.c (cache and TLB), pcache.c (page cache), pnet.c (packet network), disk.c, qnet.c and measure.c.
  * Each file registers its types and functions from its own *_init function,
  * listed once in module.c. No simulation logic lives here: the files convert
  * arguments, call the C core, and map its status codes to exceptions. */
@@ -19,7 +19,7 @@
 enum binding_type {
     T_ENVIRONMENT, T_EVENT, T_TIMEOUT, T_PROCESS, T_INTERRUPTION, T_CONDITION, T_ALLOF, T_ANYOF,
     T_CONDITION_VALUE, T_RESOURCE, T_PRIORITY_RESOURCE, T_PREEMPTIVE_RESOURCE, T_REQUEST,
-    T_PRIORITY_REQUEST, T_RELEASE, T_PREEMPTED, T_STATION, T_LINK, T_CACHE, T_TLB, T_DISK, T_PAGECACHE,
+    T_PRIORITY_REQUEST, T_RELEASE, T_PREEMPTED, T_STATION, T_LINK, T_CACHE, T_TLB, T_DISK, T_PAGECACHE, T_PACKETNET,
     N_TYPES
 };
 
@@ -70,6 +70,7 @@ int station_init(PyObject *m, modstate *st);
 int link_init(PyObject *m, modstate *st);
 int memory_init(PyObject *m, modstate *st);
 int pcache_init(PyObject *m, modstate *st);
+int pnet_init(PyObject *m, modstate *st);
 int disk_init(PyObject *m, modstate *st);
 int qnet_init(PyObject *m, modstate *st);
 int measure_init(PyObject *m, modstate *st);

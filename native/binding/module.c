@@ -9,7 +9,7 @@
 #include "pysim/status.h"
 
 static int (*const PARTS[])(PyObject *, modstate *) = {
-    kernel_init, station_init, link_init, memory_init, pcache_init, disk_init, qnet_init, measure_init,
+    kernel_init, station_init, link_init, memory_init, pcache_init, pnet_init, disk_init, qnet_init, measure_init,
 };
 
 modstate *state_of_module(PyObject *module) { return (modstate *)PyModule_GetState(module); }

@@ -29,9 +29,10 @@ from types import MappingProxyType
 ALLOWED_IMPORTS = (
     "pysim.engine", "pysim.rng", "pysim.units", "pysim.queueing", "pysim.hw", "pysim.sw", "pysim.workloads",
     "pysim.params", "pysim.models", "pysim.errors", "pysim.policies", "pysim.harness", "pysim.jvm",
+    "pysim.network",
     "__future__", "dataclasses", "math", "itertools", "functools", "collections", "typing", "enum", "bisect",
     "heapq", "statistics", "warnings",
-    "numpy", "pandas", "scipy", "numba",
+    "numpy", "pandas", "scipy", "numba", "networkx", "pulp",
 )
 
 
