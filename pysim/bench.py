@@ -13,6 +13,11 @@ results agree (identical, or equal to rounding) before it reports a ratio:
 * cache: an 8-way 256 KiB LRU cache with 64-byte lines over one address
   trace, against a bare C loop (goal >= 0.5) and against pycachesim; the
   Numba LRU callback against the built-in LRU.
+* network: TCP Reno flows through a RED dumbbell (pysim.network.scenarios)
+  against the same dumbbell in ns-3 (benchmarks/ns3_dumbbell.cc, built
+  here with pkg-config where ns-3's headers are installed), after checking
+  that both deliver about the same bytes; simulated seconds per wall
+  second, and packets per wall second (goal: faster than ns-3).
 
 Rates are customers (or addresses) per second of wall time, so that
 implementations doing different numbers of events are compared on the
@@ -39,7 +44,9 @@ from pysim.rng import make_rng
 
 BENCH_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
 GOALS = {"mm1.c_model_vs_plain_c": 0.8, "mm1.python_api_vs_simpy": 5.0, "bank.pysim_vs_simpy": 10.0,
-         "cache.vs_plain_c": 0.5}
+         "cache.vs_plain_c": 0.5, "network.vs_ns3": 1.0}
+NS3_MODULES = ("ns3-core", "ns3-network", "ns3-internet", "ns3-point-to-point", "ns3-applications",
+               "ns3-traffic-control")
 
 
 def cpu_model() -> str:
@@ -319,6 +326,60 @@ def bench_cache(n: int, n_peer: int, workdir: Path, progress, rounds: int = 5) -
             "implementations": impl, "agree": agree, "same_result": all(agree.values()), "ratios": ratios}
 
 
+def _ns3_program() -> Path | None:
+    """benchmarks/ns3_dumbbell.cc built against the installed ns-3 (cached), or None without ns-3."""
+    import hashlib
+
+    from pysim.harness.runners import cache_dir
+
+    src = BENCH_DIR / "ns3_dumbbell.cc"
+    cxx = shutil.which(os.environ.get("CXX", "g++"))
+    if cxx is None or shutil.which("pkg-config") is None or not src.exists():
+        return None
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", *NS3_MODULES], capture_output=True, text=True,
+                           check=False)
+    if flags.returncode != 0:
+        return None
+    key = hashlib.sha256(src.read_bytes() + flags.stdout.encode()).hexdigest()[:16]
+    exe = cache_dir() / f"ns3-dumbbell-{key}"
+    if not exe.exists():
+        built = subprocess.run([cxx, "-O2", "-std=c++17", str(src), "-o", str(exe), *flags.stdout.split()],
+                               capture_output=True, text=True, check=False)
+        if built.returncode != 0:
+            return None
+    return exe
+
+
+def bench_network(flows: int, seconds: float, progress) -> dict:
+    """The RED dumbbell in pysim (median of 3 runs) against ns-3 (one run): simulated seconds per wall
+    second, after checking the delivered bytes agree within 15% (ns-3's TcpLinuxReno and RedQueueDisc
+    differ in detail from 4.4BSD Reno and ns-2's RED)."""
+    from pysim.network.scenarios import red_dumbbell
+
+    progress(f"network: RED dumbbell, {flows} TCP flows, {seconds} simulated s")
+    runs = [_timed(lambda: red_dumbbell(flows, seconds, rng=k)) for k in range(3)]
+    wall = statistics.median(t for t, _ in runs)
+    net, _ = runs[0][1]
+    delivered = int(net.flows().delivered_bytes.sum())
+    impl = {"pysim": {"seconds": wall, "simulated_s": seconds, "packets": net.packets_moved,
+                      "delivered_bytes": delivered, "packets_per_s": net.packets_moved / wall}}
+    ratios, agree = {}, {}
+    exe = _ns3_program()
+    if exe is None:
+        impl["ns3"] = {"available": False}
+    else:
+        progress("network: the same dumbbell in ns-3")
+        out = subprocess.run([str(exe), f"--flows={flows}", f"--until={seconds}"], capture_output=True, text=True,
+                             check=True).stdout.split()
+        ns3_bytes, ns3_wall = int(out[0]), float(out[1])
+        impl["ns3"] = {"seconds": ns3_wall, "simulated_s": seconds, "delivered_bytes": ns3_bytes,
+                       "packets_per_s": net.packets_moved * ns3_bytes / max(delivered, 1) / ns3_wall}
+        agree["ns3"] = abs(ns3_bytes - delivered) <= 0.15 * ns3_bytes
+        ratios["network.vs_ns3"] = ns3_wall / wall
+    return {"flows": flows, "implementations": impl, "agree": agree, "same_result": all(agree.values()),
+            "ratios": ratios}
+
+
 def run(out_path: Path | str = "results/bench.json", *, quick: bool = False, progress=print) -> dict:
     """Run every comparison, write ``out_path`` (atomically) and return the report."""
     if quick:
@@ -331,13 +392,14 @@ def run(out_path: Path | str = "results/bench.json", *, quick: bool = False, pro
         mm1 = bench_mm1(n_mm1, peers, Path(tmp), progress)
         bank = bench_bank(n_bank, progress)
         cache = bench_cache(n_cache, n_pcs, Path(tmp), progress)
-    ratios = {**mm1["ratios"], **bank["ratios"], **cache["ratios"]}
+    network = bench_network(4, 20.0 if quick else 100.0, progress)
+    ratios = {**mm1["ratios"], **bank["ratios"], **cache["ratios"], **network["ratios"]}
     report = {
         "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__, "pysim": __version__},
         "profile": "quick" if quick else "full",
-        "mm1": mm1, "bank": bank, "cache": cache, "ratios": ratios,
-        "goals": {k: {"goal": g, "ratio": ratios[k], "met": ratios[k] >= g} for k, g in GOALS.items()},
+        "mm1": mm1, "bank": bank, "cache": cache, "network": network, "ratios": ratios,
+        "goals": {k: {"goal": g, "ratio": ratios[k], "met": ratios[k] >= g} for k, g in GOALS.items() if k in ratios},
     }
     from pysim.results import write_text_atomic
 
@@ -348,7 +410,8 @@ def run(out_path: Path | str = "results/bench.json", *, quick: bool = False, pro
 def format_report(report: dict) -> str:
     """The report as a table a person reads."""
     lines = [f"machine: {report['machine']['cpu']} ({report['machine']['cores']} cores), profile {report['profile']}"]
-    for name, unit in (("mm1", "customers_per_s"), ("bank", "customers_per_s"), ("cache", "addresses_per_s")):
+    for name, unit in (("mm1", "customers_per_s"), ("bank", "customers_per_s"), ("cache", "addresses_per_s"),
+                       ("network", "packets_per_s")):
         sec = report[name]
         agree = ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in sec.get("agree", {}).items())
         lines.append(f"\n{name}: results agree: {sec['same_result']}" + (f" ({agree})" if agree else ""))

@@ -7,6 +7,7 @@ import pytest
 
 from pysim.network import Network, queues, wire_bytes
 from pysim.network.queues import CbqClass
+from pysim.network.scenarios import red_dumbbell
 
 needs_ns2 = pytest.mark.skipif(not ns2_peer.available(), reason="ns-2 is not installed (Debian package ns2)")
 
@@ -181,19 +182,8 @@ def test_bad_networks_are_refused_with_the_reason():
         net.udp(a, a, pattern="burst")
 
 
-def _dumbbell(rng, flows=4, until=50.0):
-    net = Network(rng=rng)
-    r1, r2 = net.router(), net.router()
-    srcs, dsts = [net.host() for _ in range(flows)], [net.host() for _ in range(flows)]
-    for i in range(flows):
-        net.link(srcs[i], r1, 100e6, 1e-3 * (i + 1), queue=queues.fifo(1000))
-        net.link(r2, dsts[i], 100e6, 1e-3, queue=queues.fifo(1000))
-    bottleneck, _ = net.link(r1, r2, 10e6, 20e-3, queue=queues.red(5, 15, mean_pkt_bytes=1040),
-                             queue_back=queues.fifo(1000))
-    net.route_shortest()
-    for i in range(flows):
-        net.tcp(srcs[i], dsts[i], mss=1000, max_window=64)
-    net.run(until)
+def _dumbbell(rng):
+    net, bottleneck = red_dumbbell(rng=rng)
     q, fl = net.queues().loc[bottleneck], net.flows()
     return {"delivered_bytes": fl.delivered_bytes.sum(), "timeouts": fl.timeouts.sum(),
             "drop_rate": q.drops / q.arrivals, "mean_packets": q.mean_packets}
