@@ -25,7 +25,7 @@ setup: $(STAMP) ## Create .venv, install pysim editable with its dev extras, bui
 $(STAMP): pyproject.toml meson.build
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q meson-python meson ninja numpy
+	$(BIN)/pip install -q meson-python meson ninja numpy "setuptools>=70.1" wheel
 	$(BIN)/pip install -q --no-build-isolation -e '.[dev]'
 	@touch $@
 

@@ -392,7 +392,7 @@ static PyGetSetDef PacketNet_getset[] = {
 
 static PyType_Slot PacketNet_slots[] = {
     {Py_tp_new, PacketNet_new}, {Py_tp_dealloc, PacketNet_dealloc}, {Py_tp_methods, PacketNet_methods},
-    {Py_tp_getset, PacketNet_getset}, {Py_tp_doc, "A packet network in C (pysim.net wraps it)."}, {0, NULL}};
+    {Py_tp_getset, PacketNet_getset}, {Py_tp_doc, "A packet network in C (pysim.network wraps it)."}, {0, NULL}};
 static PyType_Spec PacketNet_spec = {"pysim._native.PacketNet", sizeof(PacketNetObject), 0, Py_TPFLAGS_DEFAULT,
                                      PacketNet_slots};
 
