@@ -176,7 +176,7 @@ int pn_set_classifier(pn_net *n, int32_t link, pn_classifier fn)
 /* --- links -------------------------------------------------------------------------------------- */
 
 static int link_kick(pn_net *n, pn_link *l);
-static int csma_attempt(pn_net *n, pn_link *l);
+static int csma_attempt(pn_net *n, pn_link *l, int deferred);
 
 static int arrive(ps_engine *e, void *ctx, int64_t arg)
 {
@@ -236,7 +236,7 @@ static int link_kick(pn_net *n, pn_link *l)
     }
     l->tx = p;
     l->attempts = 0;
-    return csma_attempt(n, l);
+    return csma_attempt(n, l, 0);
 }
 
 static int link_enqueue(pn_net *n, pn_link *l, pn_pkt *p)
@@ -260,25 +260,37 @@ static int on_air(const pn_link *o, const pn_link *l)
            o->tx_start >= 0;
 }
 
-enum { CSMA_TRY = 0, CSMA_END = 1, CSMA_ABORT = 2 };
+/* CSMA_DEFERRED: the attempt at the end of the interframe gap that followed a deferral. As 802.3
+ * says, a station ignores carrier in the last third of that gap and sends anyway, so a sender's
+ * back-to-back frame and a deferring station's frame collide, as they do on a real hub. */
+enum { CSMA_TRY = 0, CSMA_END = 1, CSMA_ABORT = 2, CSMA_DEFERRED = 3 };
 
 static int schedule_csma(pn_net *n, pn_link *l, double delay, int what)
 {
     return engine_schedule(n->e, delay, csma_event, l, (l->tx_gen << 2) | what);
 }
 
-static int csma_attempt(pn_net *n, pn_link *l)
+/* When the carrier of o's frame ends where l listens: its wire time less the gap it counts. */
+static double carrier_end_at(const pn_link *o, const pn_link *l)
 {
-    double now = engine_now(n->e), prop = l->spec.delay_s;
+    double gap = o->spec.kind == PN_ETHERNET ? GAP_BITS / o->spec.bits_per_s : 0.0;
+    return o->tx_end - gap + l->spec.delay_s;
+}
+
+static int csma_attempt(pn_net *n, pn_link *l, int deferred)
+{
+    double now = engine_now(n->e), prop = l->spec.delay_s, gap = GAP_BITS / l->spec.bits_per_s;
+    double deaf = deferred ? gap / 3.0 : 0.0; /* carrier that arrived this recently is not heard */
     double heard_end = -1;
     for (int32_t i = 0; i < n->nlinks; i++) {
         pn_link *o = &n->links[i];
-        if (on_air(o, l) && o->tx_start <= now - prop && o->tx_end > now - prop) heard_end = fmax(heard_end, o->tx_end);
+        if (on_air(o, l) && o->tx_start + prop <= now - deaf && carrier_end_at(o, l) > now)
+            heard_end = fmax(heard_end, carrier_end_at(o, l));
     }
-    if (heard_end >= 0) { /* busy: 1-persistent, try again when the medium falls quiet */
+    if (heard_end >= 0) { /* busy: 1-persistent, send when the medium has been quiet for a gap */
         l->tx_start = -1;
         l->tx_gen++;
-        return schedule_csma(n, l, heard_end + prop + GAP_BITS / l->spec.bits_per_s - now, CSMA_TRY);
+        return schedule_csma(n, l, heard_end + gap - now, CSMA_DEFERRED);
     }
     double t = tx_time(l, l->tx);
     l->tx_start = now;
@@ -286,9 +298,9 @@ static int csma_attempt(pn_net *n, pn_link *l)
     l->tx_gen++;
     l->tx_collided = 0;
     int collided = 0;
-    for (int32_t i = 0; i < n->nlinks; i++) { /* stations that started within a propagation time of us */
+    for (int32_t i = 0; i < n->nlinks; i++) { /* frames on the air that have not yet reached us, or not been heard */
         pn_link *o = &n->links[i];
-        if (!on_air(o, l) || o->tx_start <= now - prop) continue;
+        if (!on_air(o, l) || carrier_end_at(o, l) <= now) continue;
         collided = 1;
         if (!o->tx_collided) {
             o->tx_collided = 1;
@@ -315,7 +327,8 @@ static int csma_event(ps_engine *e, void *ctx, int64_t arg)
     double now = engine_now(n->e);
     switch (arg & 3) {
     case CSMA_TRY:
-        return csma_attempt(n, l);
+    case CSMA_DEFERRED:
+        return csma_attempt(n, l, (int)(arg & 3) == CSMA_DEFERRED);
     case CSMA_END: {
         pn_pkt *p = l->tx;
         l->busy_s += l->tx_end - l->tx_start;
