@@ -83,6 +83,30 @@ def _fresh(source: str, stem: str, gen) -> str:
             return name
 
 
+def _in_case_label(toks, i) -> bool:
+    """Whether token ``i`` lies in a case label (``case 1, 2 ->`` or ``case 3:``): changing it could
+    make two labels equal."""
+    j = i - 1
+    while j >= 0 and toks[j][1] not in (";", "{", "}", ":"):
+        if toks[j][1] == "case":
+            return True
+        j -= 1
+    return False
+
+
+def _after_constructor_call(toks, a) -> int:
+    """Where a statement may go in the body opening at token ``a``: after a leading ``super(...);``
+    or ``this(...);``, which must stay the constructor's first statement."""
+    if a + 2 < len(toks) and toks[a + 1][1] in ("super", "this") and toks[a + 2][1] == "(":
+        depth, j = 0, a + 2
+        while j < len(toks):
+            depth += {"(": 1, ")": -1}.get(toks[j][1], 0)
+            if depth == 0 and toks[j][1] == ";":
+                return toks[j][2] + 1
+            j += 1
+    return toks[a][2] + 1
+
+
 def mutate(source: str, kind: str, *, rng=0) -> str | None:
     """``source`` with one edit of ``kind`` (see the module's list), or None if it has no place for one."""
     if kind not in KINDS:
@@ -93,7 +117,7 @@ def mutate(source: str, kind: str, *, rng=0) -> str | None:
     if kind == "constant":
         inside = {i for a, b in bodies for i in range(a, b)}
         sites = [t for i, t in enumerate(toks) if i in inside and t[0] == "number" and t[1].isdigit()
-                 and toks[i - 1][1] not in ("case", "-")]
+                 and toks[i - 1][1] != "-" and not _in_case_label(toks, i)]
         if not sites:
             return None
         _, text, start = sites[gen.integers(len(sites))]
@@ -103,7 +127,7 @@ def mutate(source: str, kind: str, *, rng=0) -> str | None:
         if not bodies:
             return None
         a, _ = bodies[gen.integers(len(bodies))]
-        pos = toks[a][2] + 1
+        pos = _after_constructor_call(toks, a)
         name = _fresh(source, "extra", gen)
         return _replace(source, [(pos, pos, f" int {name} = {int(gen.integers(0, 100))};")])
     if kind == "rename":

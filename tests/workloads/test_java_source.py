@@ -85,3 +85,13 @@ def test_mutants_of_every_kind_compile(tmp_path):
     failed = {f for f in files if f in run.stderr}
     assert not failed, run.stderr[:2000]
     assert len(list((tmp_path / "out").rglob("Inventory.class"))) == len(files)
+
+
+def test_an_insert_keeps_a_constructors_super_call_first_and_constants_spare_case_labels():
+    src = ("class A extends B { A(int x) { super(x, (1)); int y = 2; } "
+           "int f(int k) { switch (k) { case 1, 2 -> { return 7; } case 3: return 4; default: return 5; } } }")
+    for seed in range(20):
+        out = mutate(src, "insert", rng=seed)
+        assert "{ super(x, (1));" in out  # nothing lands between the body's brace and super(...)
+        changed = mutate(src, "constant", rng=seed)
+        assert "case 1, 2 ->" in changed and "case 3:" in changed
