@@ -31,7 +31,7 @@ ALLOWED_IMPORTS = (
     "pysim.params", "pysim.models", "pysim.errors", "pysim.policies", "pysim.harness", "pysim.jvm",
     "pysim.network",
     "__future__", "dataclasses", "math", "itertools", "functools", "collections", "typing", "enum", "bisect",
-    "heapq", "statistics", "warnings",
+    "heapq", "statistics", "warnings", "struct", "ipaddress", "zlib", "hashlib", "re", "string",
     "numpy", "pandas", "scipy", "numba", "networkx", "pulp",
 )
 
