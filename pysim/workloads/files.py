@@ -18,6 +18,7 @@ replay: ``("create", file, size)``, ``("read", file, offset, nbytes)``,
 from __future__ import annotations
 
 import os
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,13 +150,15 @@ class Namespace:
     def generate(cls, files: int, *, files_per_dir: float = 20.0, subdirs_per_dir: float = 4.0,
                  size_median: int = 4096, size_sigma: float = 1.8, rng=0) -> "Namespace":
         """A tree of ``files`` files: each directory gets a Poisson number of files and of
-        subdirectories (breadth first), file sizes lognormal around ``size_median``."""
+        subdirectories (breadth first), file sizes lognormal around ``size_median``. The directories
+        still queued when the last file is placed stay empty, so the tree's files per directory
+        overall come out below ``files_per_dir``."""
         if files < 0 or files_per_dir <= 0 or subdirs_per_dir <= 0:
             raise ValueError("files must be >= 0 and the per-directory means > 0")
         gen = make_rng(rng)
-        ns, queue, made = cls(), [""], 0
+        ns, queue, made = cls(), deque([""]), 0
         while made < files:  # every directory has at least one subdirectory, so the queue never empties
-            d = queue.pop(0)
+            d = queue.popleft()
             k = min(int(gen.poisson(files_per_dir)), files - made)
             sizes = np.exp(np.log(size_median) + size_sigma * gen.standard_normal(k)).astype(np.int64)
             ns.files[d] = {f"f{made + i}": int(s) for i, s in enumerate(sizes)}
