@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from pysim.engine import Simulation
-from pysim.queueing import Station, amva, asymptotic_bounds, balanced_job_bounds, mva, mva_multiclass, seidmann
+from pysim.queueing import (Station, amva, asymptotic_bounds, balanced_job_bounds, mva, mva_at, mva_multiclass,
+                           seidmann)
 from pysim.rng import make_rng
 from pysim.workloads.clients import ClosedLoop
 
@@ -130,3 +131,19 @@ def test_bad_networks_are_refused():
         mva([Station("a", 1.0), Station("a", 2.0)], 3)
     with pytest.raises(ValueError, match="users must be an int >= 1"):
         ClosedLoop(Simulation(), 0, lambda u: iter(()), think_s=1.0)
+
+
+def test_mva_at_one_population_is_the_last_row_of_mva(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        stations = [Station(f"disk{k}", float(rng.uniform(0, 0.02))) for k in range(int(rng.integers(1, 13)))]
+        stations += [Station("wire", float(rng.uniform(0, 3e-3)), "delay")]
+        if rng.random() < 0.3:  # a load-dependent station goes through mva itself
+            stations += [*seidmann("cpu", float(rng.uniform(0, 2e-3)), 2)]
+        n, think = int(rng.integers(1, 90)), float(rng.uniform(0, 0.05))
+        ref = mva(stations, n, think)
+        x, response, residence = mva_at(stations, n, think)
+        assert x == pytest.approx(ref.throughput[-1], rel=1e-10)
+        assert response == pytest.approx(ref.response_s[-1], rel=1e-10)
+        for name, r in residence.items():
+            assert r == pytest.approx(ref.residence_s[name][-1], rel=1e-10, abs=1e-15)

@@ -22,7 +22,7 @@ trace through Presto Upper (a write-back NVRAM: a rewrite of a block it holds is
 (a one-block write is six I/Os: old data and parity read, both written to the prewrite log, both
 written in place, §3.2; Presto Lower absorbs the prewrite pair) or RAID-0, and the C disk model of each
 member, which gives each request's seek, rotation and transfer. The LADDIS curve is a closed network
-(exact MVA: :func:`exact_mva`, the recursion of :mod:`pysim.queueing.closed` made fast enough to solve thousands of times) of ``processes`` load generators, each pacing itself to its
+(exact MVA at one population: :func:`pysim.queueing.closed.mva_at`) of ``processes`` load generators, each pacing itself to its
 share of the requested load, past saturation sending back to back; write-behind loads the disks as
 shadow servers. The figure of merit (§6.2) is the saturating run, with the file set its load builds.
 :func:`engine_run` replays the same kind of trace on the engine (queued disks, :class:`SdsRaid5`,
@@ -70,7 +70,7 @@ from pysim.hw import CpuCostModel, Disk, DiskSpec
 from pysim.hw.storage import NvramCache, QueuedDisk, Raid0, Raid5
 from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, given, stated
-from pysim.queueing.closed import Station, mva, seidmann
+from pysim.queueing.closed import Station, mva_at, seidmann
 from pysim.rng import make_rng
 from pysim.sw.nfs import LADDIS_MIX, operations
 from pysim.sw.pagecache import PageCache
@@ -929,30 +929,8 @@ def _stations(p: Params, setup: Setup, d: Demands, x: float) -> list:
     return out
 
 
-def exact_mva(stations, population: int, think_s: float = 0.0) -> tuple:
-    """Exact single-class MVA at ``population`` for queue and delay stations: (throughput, response time,
-    residence time of each station by name). The recursion of :func:`pysim.queueing.closed.mva` on NumPy
-    arrays (the curves solve it thousands of times; the tests check the two agree); a network with a
-    load-dependent station goes to the shared one."""
-    if any(s.kind == "ld" for s in stations):
-        r = mva(stations, population, think_s)
-        return float(r.throughput[-1]), float(r.response_s[-1]), {k: float(v[-1]) for k, v in r.residence_s.items()}
-    queues = [s.demand() for s in stations if s.kind == "queue"]
-    delay = sum(s.demand() for s in stations if s.kind == "delay")
-    q = [0.0] * len(queues)
-    x = total = 0.0
-    r = queues
-    for n in range(1, int(population) + 1):
-        r = [d * (1.0 + k) for d, k in zip(queues, q, strict=True)]
-        total = sum(r) + delay
-        x = n / (think_s + total) if think_s + total > 0 else math.inf
-        q = [x * v for v in r]
-    at = iter(r)
-    return x, total, {s.name: next(at) if s.kind == "queue" else s.demand() for s in stations}
-
-
 def _solve(p, setup, d, think_s, x_bg):
-    x, response, residence = exact_mva(_stations(p, setup, d, x_bg), p.processes, think_s)
+    x, response, residence = mva_at(_stations(p, setup, d, x_bg), p.processes, think_s)
     waits = [residence[f"disk{k}"] / d.foreground_ios[k] for k in range(len(d.foreground_s))
              if d.foreground_ios[k] > 0] or [random_io_s()]
     return x, response, waits

@@ -136,6 +136,27 @@ def mva(stations, population: int, think_s: float = 0.0) -> ClosedResult:
     return ClosedResult(np.arange(1, n_max + 1), out_x, out_r, res, ql, util)
 
 
+def mva_at(stations, population: int, think_s: float = 0.0) -> tuple:
+    """Exact single-class MVA at ``population`` alone: (throughput, response time, residence time of
+    each station by name). The recursion of :func:`mva` without its per-population tables, for a
+    model that solves a network thousands of times (a root-finder's calls); a network with a
+    load-dependent station goes through :func:`mva`."""
+    _check(stations, population, think_s)
+    if any(s.kind == "ld" for s in stations):
+        r = mva(stations, population, think_s)
+        return float(r.throughput[-1]), float(r.response_s[-1]), {k: float(v[-1]) for k, v in r.residence_s.items()}
+    queues = [s.demand() for s in stations if s.kind == "queue"]
+    delay = sum(s.demand() for s in stations if s.kind == "delay")
+    q, r, x, total = [0.0] * len(queues), queues, 0.0, 0.0
+    for n in range(1, int(population) + 1):
+        r = [d * (1.0 + k) for d, k in zip(queues, q, strict=True)]
+        total = sum(r) + delay
+        x = n / (think_s + total) if think_s + total > 0 else math.inf
+        q = [x * v for v in r]
+    at = iter(r)
+    return x, total, {s.name: next(at) if s.kind == "queue" else s.demand() for s in stations}
+
+
 def mva_multiclass(stations, populations, think_s=None) -> pd.DataFrame:
     """Exact multi-class MVA (queue and delay stations) at the population vector ``populations``.
 

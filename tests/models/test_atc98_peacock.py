@@ -1,4 +1,4 @@
-"""Mechanism checks of the Netra NFS model (atc98_peacock): the I/O recipes, the MVA against the shared one
+"""Mechanism checks of the Netra NFS model (atc98_peacock): the I/O recipes, the MVA
 and the engine, the flusher's busy set, recovery as a scan plus the working set, mkfs with lastino."""
 import dataclasses
 import math
@@ -9,23 +9,8 @@ import pytest
 from pysim.engine import Simulation
 from pysim.hw.storage import QueuedDisk
 from pysim.models import atc98_peacock as m
-from pysim.queueing.closed import Station, mva, seidmann
 
 P = m.Params()
-
-
-def test_exact_mva_is_the_shared_mva(seed):
-    rng = np.random.default_rng(seed)
-    for _ in range(25):
-        stations = [Station(f"disk{k}", float(rng.uniform(0, 0.02))) for k in range(int(rng.integers(1, 13)))]
-        stations += [*seidmann("cpu", float(rng.uniform(0, 2e-3)), 2), Station("wire", float(rng.uniform(0, 3e-3)), "delay")]
-        n, think = int(rng.integers(1, 90)), float(rng.uniform(0, 0.05))
-        ref = mva(stations, n, think)
-        x, response, residence = m.exact_mva(stations, n, think)
-        assert x == pytest.approx(ref.throughput[-1], rel=1e-10)
-        assert response == pytest.approx(ref.response_s[-1], rel=1e-10)
-        for name, r in residence.items():
-            assert r == pytest.approx(ref.residence_s[name][-1], rel=1e-10, abs=1e-15)
 
 
 def _ios(setup, params=P):
