@@ -153,28 +153,20 @@ COUNTERFACTUALS = (
 # --- the policies -----------------------------------------------------------------------
 
 class EclipseMtrLs(MtrLs):
-    """MTR-LS as §5 specifies it. The shared :class:`MtrLs` never preempts, so a domain that becomes
-    busy while ahead of the running domain in L waits until the running quantum ends; §5.1 says "if the
-    arriving process belongs to a domain which is ahead of the current running process's domain in the
-    list L, then the running process is preempted (as soon as the preemption interval permits)".
-    ``preempts`` adds that; the Scheduler applies it at the next tick (the preemption interval, 5 ms in
-    Eclipse: its clock handler calls sched() at every tick), or at once with ``tick_s = 0``.
-    ``history`` keeps the list after every decision epoch (Figure 6)."""
+    """MTR-LS as §5 specifies it, with the switches the counterfactuals turn: ``preempt`` (a domain
+    that wakes ahead of the running one in L preempts it at the next tick, §5.1; the Scheduler applies
+    it at the preemption interval, 5 ms in Eclipse, or at once with ``tick_s = 0``) and ``ordered``
+    (off: first come, first served, the tokens only bounding a run). ``history`` keeps the list after
+    every decision epoch (Figure 6)."""
 
     def __init__(self, reservations: dict, cycle_s: float, *, preempt: bool = True, ordered: bool = True):
-        super().__init__(reservations, cycle_s)
-        self.preempt, self.ordered, self.history = preempt, ordered, []
+        super().__init__(reservations, cycle_s, preempt=preempt and ordered)
+        self.ordered, self.history = ordered, []
 
     def pick(self, ready, cpu, now):
         if not self.ordered:  # the counterfactual: first come, first served; the tokens only bound a run
             return min(ready, key=lambda t: t.runnable_since)
         return super().pick(ready, cpu, now)
-
-    def _first(self, domain):
-        return next((k for k, (d, _) in enumerate(self.tokens) if d == domain), math.inf)
-
-    def preempts(self, woken, running, ran_s, now):
-        return self.preempt and self.ordered and self._first(woken.domain) < self._first(running.domain)
 
     def charge(self, task, ran_s, now):
         super().charge(task, ran_s, now)

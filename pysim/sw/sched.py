@@ -192,12 +192,14 @@ class MtrLs(Policy):
     """Move-to-rear list scheduling (Bruno et al., USENIX 1998, §5): a list of [domain, left] tokens;
     each domain's tokens sum to its reservation x ``cycle_s``. The first token whose domain has a
     ready task runs it for at most ``left``; the service consumed is cut from that token and appended
-    to the rear as a new token of that domain (adjacent tokens of one domain merge)."""
+    to the rear as a new token of that domain (adjacent tokens of one domain merge). A task that wakes
+    in a domain ahead of the running one in the list preempts it at the next tick (§5.1), unless
+    ``preempt`` is off."""
 
-    def __init__(self, reservations: dict, cycle_s: float):
+    def __init__(self, reservations: dict, cycle_s: float, *, preempt: bool = True):
         if not reservations or not cycle_s > 0 or sum(reservations.values()) > 1 + 1e-9:
             raise ValueError("reservations (domain -> share, summing to at most 1) and cycle_s > 0 are needed")
-        self.cycle_s = cycle_s
+        self.cycle_s, self.preempt = cycle_s, preempt
         self.tokens = [[d, share * cycle_s] for d, share in reservations.items() if share > 0]
         self.unreserved = [d for d, share in reservations.items() if share == 0]
 
@@ -214,6 +216,12 @@ class MtrLs(Policy):
             return min(ready, key=lambda t: t.runnable_since)
         d = self.tokens[k][0]
         return min((t for t in ready if t.domain == d), key=lambda t: t.runnable_since)
+
+    def _first(self, domain) -> float:
+        return next((k for k, (d, _) in enumerate(self.tokens) if d == domain), math.inf)
+
+    def preempts(self, woken, running, ran_s, now):
+        return self.preempt and self._first(woken.domain) < self._first(running.domain)
 
     def quantum(self, task, now):
         for d, left in self.tokens:

@@ -123,3 +123,15 @@ def test_a_woken_task_of_higher_priority_takes_the_cpu_at_the_next_tick():
     sim.run(until=3.0)
     assert urgent.waits[0] == pytest.approx(0.007, abs=1e-9)  # woken at 0.503, runs at the 0.51 tick
     assert max(urgent.waits) <= 0.01 + 1e-9 and urgent.loops == 11  # 2.497 s / 0.21 s a loop
+
+
+def test_mtr_ls_lets_a_domain_ahead_in_the_list_preempt_at_the_next_tick():
+    def first_wait(preempt):
+        sim = Simulation()
+        s = Scheduler(sim, MtrLs({"a": 0.5, "b": 0.5}, cycle_s=1.0, preempt=preempt), tick_s=0.005)
+        s.add(Task("hog", HOG, domain="b"))
+        waker = s.add(Task("waker", [("cpu", 0.001), ("sleep", 10.0)], domain="a"), start_s=0.0123)
+        sim.run(until=1.0)
+        return waker.waits[0]
+    assert first_wait(True) == pytest.approx(0.015 - 0.0123, abs=1e-9)  # a's token is first: the next tick
+    assert first_wait(False) == pytest.approx(0.5 - 0.0123, abs=1e-9)    # b runs out its 0.5 s token
