@@ -153,7 +153,7 @@ def reproduce(ids=None, *, quick=False, jobs=1, timeout=600.0, seed=0, out="resu
             except Exception:  # the worker itself died
                 statuses[pid] = {"id": pid, "ok": False, "seconds": 0.0, "error": traceback.format_exc(limit=3)}
             bar(pid, statuses[pid])
-    card = scorecard(ids, quick=quick, seed=seed)
+    card = scorecard(ids, quick=quick, seed=seed, jobs=jobs)  # on this machine: it reads the ledgers
     write_text_atomic(out / "scorecard.json", json.dumps(card, indent=2))
     write_text_atomic(out / "scorecard.md", scorecard_markdown(card))
     write_text_atomic(out / "runs.json", json.dumps(statuses, indent=2))

@@ -7,26 +7,39 @@ fail, and the claims that cannot fail are listed by name (see pysim.scoring).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 from pysim import ledger
+from pysim.parallel import executor_for
 from pysim.scoring import COUNT_KEYS, score_paper, totals_of
 
 
-def scorecard(ids, *, quick: bool, seed: int = 0) -> dict:
-    """The scorecard for ``ids``: per paper and per artifact, verdicts and counts."""
+def scorecard(ids, *, quick: bool, seed: int = 0, jobs: int = 1, executor=None) -> dict:
+    """The scorecard for ``ids``: per paper and per artifact, verdicts and counts. Papers are scored
+    ``jobs`` at a time in a pool of processes (or on ``executor``), each independently of the others."""
     card = {"generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "profile": "quick" if quick else "full", "seed": seed, "papers": {}}
-    for pid in ids:
-        try:
-            entry = score_paper(pid, seed=seed, quick=quick)
-        except Exception as e:  # a broken ledger or model is an error row, not a crash
-            entry = {"title": pid, "verdict": "error", "artifacts": {}, "error": f"{type(e).__name__}: {e}",
-                     "deviations": {"stale": [], "unexplained": []}, **totals_of([])}
-        for a in entry["artifacts"].values():
-            a.pop("claim_results", None)
-        entry["not_modelled"] = [{"id": i, "caption": c, "why": w} for i, c, w in _not_modelled(pid)]
-        card["papers"][pid] = entry
+    ids = list(ids)
+    if executor is None and jobs <= 1:
+        entries = [paper_entry(pid, seed=seed, quick=quick) for pid in ids]
+    else:
+        with executor_for(jobs=jobs, executor=executor) as pool:
+            entries = list(pool.map(functools.partial(paper_entry, seed=seed, quick=quick), ids))
+    card["papers"] = dict(zip(ids, entries, strict=True))
     return card
+
+
+def paper_entry(pid: str, *, seed: int, quick: bool) -> dict:
+    """One paper's row of the scorecard; a broken ledger or model is an error row, not a crash."""
+    try:
+        entry = score_paper(pid, seed=seed, quick=quick)
+    except Exception as e:
+        entry = {"title": pid, "verdict": "error", "artifacts": {}, "error": f"{type(e).__name__}: {e}",
+                 "deviations": {"stale": [], "unexplained": []}, **totals_of([])}
+    for a in entry["artifacts"].values():
+        a.pop("claim_results", None)
+    entry["not_modelled"] = [{"id": i, "caption": c, "why": w} for i, c, w in _not_modelled(pid)]
+    return entry
 
 
 def totals(card: dict) -> dict:
