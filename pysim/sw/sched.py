@@ -3,7 +3,8 @@ balancer, a clock tick, context-switch cost, and pluggable policies.
 
 A :class:`Task` loops over its phases: ``("cpu", s)`` needs ``s`` seconds
 of a CPU, ``("sleep", s)`` waits, ``("io", s)`` holds an I/O server (a
-second :class:`Scheduler`, or a plain delay). A :class:`Scheduler` runs
+second :class:`Scheduler`, or a plain delay); or, given ``decide``, asks it
+for each next phase as the last one ends. A :class:`Scheduler` runs
 tasks on its CPUs: each CPU asks the policy whom to run, runs it until its
 phase ends or the policy's quantum expires, and decides again; preemption
 happens only at clock ticks (``tick_s``; 0 means at once), as in a kernel
@@ -55,6 +56,8 @@ class Task:
     affinity: frozenset | None = None  # CPUs it may run on; None: any
     loop: bool = True
     yields: bool = False     # StrictPriority: give the CPU up at every tick if another task of its level waits
+    decide: object = None    # next_phase(now) -> (kind, seconds) or None (the task ends): a script decided
+    #                          as it runs (on shared state such as a buffer flag) instead of a fixed loop
     # run-time state
     phase: int = 0
     left: float = 0.0
@@ -331,6 +334,17 @@ class Scheduler:
 
     def _next_phase(self, task) -> bool:
         """Move the task past a finished phase; False when a one-shot script has ended."""
+        if task.decide is not None:
+            nxt = task.decide(self.sim.now)
+            if nxt is None:
+                task.done = True
+                return False
+            kind, seconds = nxt
+            if kind not in PHASES or not seconds >= 0:
+                raise ValueError(f"task {task.name!r} decided ({kind}, {seconds}): phases are "
+                                 f"({'|'.join(PHASES)}, seconds >= 0)")
+            task.script, task.phase, task.left = [(kind, seconds)], 0, seconds
+            return True
         task.phase += 1
         if task.phase == len(task.script):
             task.loops += 1

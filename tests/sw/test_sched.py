@@ -135,3 +135,19 @@ def test_mtr_ls_lets_a_domain_ahead_in_the_list_preempt_at_the_next_tick():
         return waker.waits[0]
     assert first_wait(True) == pytest.approx(0.015 - 0.0123, abs=1e-9)  # a's token is first: the next tick
     assert first_wait(False) == pytest.approx(0.5 - 0.0123, abs=1e-9)    # b runs out its 0.5 s token
+
+
+def test_a_task_can_decide_each_next_phase_as_it_runs():
+    sim = Simulation()
+    s = Scheduler(sim, RoundRobin(0.01))
+    seen = []
+
+    def next_phase(now):  # alternate 0.1 s of CPU and a sleep until the next whole second, three times
+        seen.append(round(now, 9))
+        if len(seen) > 6:
+            return None
+        return ("sleep", 1.0 - now % 1.0) if len(seen) % 2 else ("cpu", 0.1)
+
+    t = s.add(Task("decider", [("cpu", 0.1)], decide=next_phase))
+    sim.run(until=10.0)
+    assert seen == [0.1, 1.0, 1.1, 2.0, 2.1, 3.0, 3.1] and t.done and t.cpu_s == pytest.approx(0.4)
