@@ -91,3 +91,5 @@ def test_bad_settings_are_refused():
     sim = Simulation()
     with pytest.raises(ValueError, match="lines_per_section"):
         contend(sim, TestAndSet(Directory(sim, LAT), 2), sections=1, cs_s=0, data_lines=1, lines_per_section=2)
+    with pytest.raises(ValueError, match="silent store pair"):
+        contend(sim, McsLock(Directory(sim, LAT), 2), sections=1, cs_s=0, elide=True)

@@ -151,6 +151,7 @@ class Lock:
 
     name = "lock"
     line = "lock"
+    elidable = False  # SLE elides only a lock whose acquire and release are a silent store pair
     __test__ = False  # names like TestAndSet are not pytest's
 
     def __init__(self, directory: Directory, cpus: int):
@@ -159,6 +160,7 @@ class Lock:
 
 class TestAndSet(Lock):
     name = "TAS"
+    elidable = True  # acquire writes 1 over 0, release writes 0 back: the line ends as it began
 
     def acquire(self, cpu):
         while (yield from self.d.rmw(cpu, self.line, lambda v: 1)) != 0:
@@ -261,6 +263,9 @@ def contend(sim, lock: Lock, *, sections: int, cs_s: float, think_s: float = 0.0
     ((cpu, asked, acquired) in acquisition order), elision outcomes and the directory's counts."""
     if sections < 1 or cs_s < 0 or think_s < 0 or lines_per_section > data_lines or retries < 0:
         raise ValueError("sections >= 1, non-negative times, lines_per_section <= data_lines, retries >= 0")
+    if elide and not lock.elidable:
+        raise ValueError(f"a {lock.name} lock cannot be elided: its acquire and release change the lock's lines "
+                         "(a ticket, a queue node), so they are not a silent store pair")
     d, gen = lock.d, make_rng(rng)
     stats = {"acquire_s": [], "handoff_s": [], "grants": [], "elided": 0, "aborts": 0, "locked": 0}
     last_release = [math.nan]
