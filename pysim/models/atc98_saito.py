@@ -83,7 +83,7 @@ from pysim.models import Counterfactual
 from pysim.params import ModelParams, assumed, stated
 from pysim.rng import make_rng
 from pysim.sw.costs import Recipe
-from pysim.sw.wal import BufferManager
+from pysim.sw.wal import BufferManager, merge_ranges
 from pysim.units import MiB, ms, us
 from pysim.workloads.objects import OO7, rvm_transactions
 
@@ -665,7 +665,7 @@ def replay(transactions, policy: str, *, capacity_pages: int, page_bytes: int, h
                            c.compare_bytes - compare0, c.steals - steals0, c.page_writes - writes0))
         log0, copy0, compare0 = c.log_bytes, c.copy_bytes, c.compare_bytes
         modified = [pg for pg, r in bm.active.items() if r and r != ["stolen"]]
-        n_records = sum(len(_merge_ranges(bm.active[pg])) for pg in modified) if setrange else len(modified)
+        n_records = sum(len(merge_ranges(bm.active[pg])) for pg in modified) if setrange else len(modified)
         bm.commit()
         redo = c.log_bytes - log0
         if policy == "diff" and not exact_diffs:
@@ -676,19 +676,6 @@ def replay(transactions, policy: str, *, capacity_pages: int, page_bytes: int, h
     return Replayed(np.array(access, np.int64).reshape(-1, len(ACCESS_COLUMNS)), np.array(victims, np.int64),
                     np.array(commits, np.int64).reshape(-1, len(COMMIT_COLUMNS)), np.array(starts, np.int64))
 
-
-def _merge_ranges(ranges) -> list:
-    """Sorted, merged (start, end) ranges (a setrange transaction logs one record per merged range)."""
-    out = []
-    for s, e in sorted(ranges):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
-
-
-# --- what it costs: each platform's paths as recipes -------------------------------------------
 
 def cost_model(p: Params) -> CpuCostModel:
     """Unit costs on the 266 MHz 21064A, in seconds (fixed) and seconds per byte."""

@@ -51,7 +51,7 @@ class WalCounts:
     steals: int = 0            # pages of a running transaction written before it committed
 
 
-def _merge(ranges):
+def merge_ranges(ranges) -> list:
     """Sorted, merged [start, end) ranges."""
     out = []
     for s, e in sorted(ranges):
@@ -98,7 +98,7 @@ class BufferManager:
     def _steal(self, page):
         c = self.counts
         if self.policy == "diff":  # a reverse diff is the undo; then page and shadow go
-            changed = sum(e - s for s, e in _merge(self.active[page]))
+            changed = sum(e - s for s, e in merge_ranges(self.active[page]))
             c.compare_bytes += 2 * self.page_bytes
             self._log(undo=changed + self.record_header_bytes)
             self.shadows -= 1
@@ -170,14 +170,14 @@ class BufferManager:
         for page, ranges in self.active.items():
             live = [r for r in ranges if r != "stolen"]
             if self.policy == "setrange":
-                for s, e in _merge(live):
+                for s, e in merge_ranges(live):
                     self._log(redo=e - s + self.record_header_bytes)
             elif self.policy == "page":
                 self._log(redo=self.page_bytes + self.record_header_bytes)
             else:
                 if page in self.resident and live:
                     c.compare_bytes += 2 * self.page_bytes
-                    changed = sum(e - s for s, e in _merge(live))
+                    changed = sum(e - s for s, e in merge_ranges(live))
                     self._log(redo=changed + self.record_header_bytes)
                     c.copy_bytes += self.page_bytes  # the shadow takes the new contents, then goes
                     self.shadows -= 1
