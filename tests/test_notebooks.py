@@ -82,5 +82,5 @@ def test_stripping_replaces_each_solution_with_an_empty_answer_cell():
 
 def test_index_notebook_runs(tmp_path):
     path = notebook_path("index")
-    status = execute_notebook(path, tmp_path / "index", seed=0, quick=True, timeout=900)  # scores every paper
+    status = execute_notebook(path, tmp_path / "index", seed=0, quick=True, timeout=120)
     assert status["ok"], status["error"]
