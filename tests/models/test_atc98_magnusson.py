@@ -1,0 +1,64 @@
+"""Mechanism checks of the SimICS slowdown and remote-cache models (atc98_magnusson)."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pysim.models import atc98_magnusson as m
+
+P = m.Params()
+
+
+def test_sim_mips_is_the_hand_count():
+    n = P.dispatch_instr + P.service_instr + P.mem_share * P.stc_instr + P.profile_instr
+    assert m.sim_mips(P) == pytest.approx(P.host_clock_hz / (n * P.interp_cpi) / 1e6, rel=1e-12)
+    extra = 10 / 1000 * P.miss_path_instr
+    assert m.sim_mips(P, 10) == pytest.approx(P.host_clock_hz / ((n + extra) * P.interp_cpi) / 1e6, rel=1e-12)
+
+
+def test_sim1_slowdown_scales_with_native_speed_only():
+    t = m.table3(P)
+    assert t.loc["go", "sim1_mips"] == pytest.approx(t.loc["m88ksim", "sim1_mips"])
+    ratio = t.loc["m88ksim", "sim1_slowdown"] / t.loc["go", "sim1_slowdown"]
+    assert ratio == pytest.approx(t.loc["m88ksim", "native_mips"] / t.loc["go", "native_mips"])
+
+
+def test_dispatch_and_stc_order_the_costs():
+    base = m.sim_mips(P)
+    assert m.sim_mips(dataclasses.replace(P, dispatch="switch")) < base
+    assert m.sim_mips(dataclasses.replace(P, dispatch="subroutine")) < m.sim_mips(dataclasses.replace(P, dispatch="switch"))
+    assert m.sim_mips(dataclasses.replace(P, stc=False)) < base / 2
+
+
+def test_boot_serial_share_is_amdahl():
+    b = m.boot(P)
+    s = b.loc["4-CPU boot, per CPU", "serial_share"]
+    assert s * P.boot_1cpu_instr + (1 - s) * P.boot_1cpu_instr / P.cpus == pytest.approx(P.boot_4cpu_instr)
+
+
+def test_pure_stream_gets_nothing_from_a_remote_cache():
+    p = dataclasses.replace(P, ws_refs_per_block=0.0, private_refs_per_block=0.0)
+    addrs, _, _ = m.scan_trace(p, 2 * 1024 * 1024, np.random.default_rng(0))
+    none = m.node_run(p, addrs, 0, np.random.default_rng(1))["messages"]
+    rc = m.node_run(p, addrs, 2 * 1024 * 1024, np.random.default_rng(1))["messages"]
+    assert rc == none
+    # every remote table line crosses once: about (nodes - 1) / nodes of the table's lines
+    lines = 2 * 1024 * 1024 // p.line_bytes
+    assert none == pytest.approx(lines * 3 / 4, rel=0.05)
+
+
+def test_remote_cache_catches_a_reused_set_that_fits_it():
+    q = m.numa(dataclasses.replace(P, workload="stencil"), quick=True)
+    assert q["rc1_reduction_pct"].iloc[0] > 30
+
+
+def test_numa_is_deterministic(seed):
+    a, b = m.numa(P, rng=seed, quick=True), m.numa(P, rng=seed, quick=True)
+    assert a.equals(b)
+
+
+def test_interpreters_compute_the_same_result():
+    r = m.check_variants()
+    if not r["available"]:
+        pytest.skip(r["reason"])
+    assert r["agree"], r["values"]
