@@ -1,5 +1,6 @@
 """Storage on the engine: a queued disk, RAID-0, RAID-5 (read-modify-write against full stripes),
 an NVRAM write-back cache."""
+import numpy as np
 import pytest
 
 from pysim.engine import Simulation
@@ -133,3 +134,21 @@ def test_forced_commits_one_at_a_time_wait_about_a_revolution_each_and_group_com
     grouped, log = _commit_rate(group=True, clients=8)
     # the committers split into two groups that take turns: one waits while the other's write is on
     assert grouped > 3 * alone and log.mean_group > 3
+
+
+def test_a_disk_served_one_request_at_a_time_finishes_each_as_a_batch_run_does(seed):
+    from pysim.hw.catalog import ULTRASTAR_73LZX_36GB
+    from pysim.hw.disk import Disk
+    gen = np.random.default_rng(seed)
+    disk = Disk(ULTRASTAR_73LZX_36GB)
+    n = 200
+    arrivals = np.cumsum(gen.exponential(0.004, n))
+    lba = gen.integers(0, disk.capacity_sectors - 64, n)
+    sectors = gen.integers(1, 64, n)
+    write = gen.random(n) < 0.3
+    batch = disk.run(arrivals, lba, sectors, write)["finish_s"].to_numpy()
+    disk.reset()
+    one = [disk.serve(a, int(b), int(c), bool(w)) for a, b, c, w in zip(arrivals, lba, sectors, write, strict=True)]
+    assert np.allclose(one, batch, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="within the disk"):
+        disk.serve(0.0, disk.capacity_sectors, 1)

@@ -124,6 +124,18 @@ class Disk:
         """Head to cylinder 0, empty buffer, clock 0."""
         self._d.reset()
 
+    def serve(self, arrival_s: float, lba: int, sectors: int, write: bool = False) -> float:
+        """One request, first come first served after the requests before it: its finish time. The
+        scalar path of :meth:`run` for a model that hands the disk one request at a time."""
+        if sectors < 1 or lba < 0 or lba + sectors > self.capacity_sectors:
+            raise ValueError(f"request [{lba}, {lba + sectors}) must hold a sector and lie within the disk "
+                             f"({self.capacity_sectors} sectors)")
+        if not hasattr(self, "_one"):
+            self._one = [np.empty(1) for _ in range(5)] + [np.empty(1, np.uint8)]
+        self._d.run(SCHEDULERS["fcfs"], np.array([arrival_s], np.float64), np.array([lba], np.uint64),
+                    np.array([sectors], np.uint32), np.array([int(write)], np.uint8), *self._one)
+        return float(self._one[1][0])
+
     def run(self, arrival_s, lba, sectors, write=None, *, scheduler="fcfs") -> pd.DataFrame:
         """Serve requests; returns a DataFrame with start_s, finish_s, seek_s, rotation_s,
         transfer_s, buffer_hit and response_s per request (in request order).

@@ -28,11 +28,14 @@ from pysim.hw.disk import Disk, DiskSpec
 
 
 class QueuedDisk:
-    """A :class:`pysim.hw.disk.Disk` behind a FIFO queue on ``sim``."""
+    """A :class:`pysim.hw.disk.Disk` behind a FIFO queue on ``sim``: built from ``spec``, or a
+    ``disk`` built before (building one fits its seek curve; its head position carries over)."""
 
-    def __init__(self, sim, spec: DiskSpec, *, name: str = "disk"):
+    def __init__(self, sim, spec: DiskSpec | None = None, *, disk: Disk | None = None, name: str = "disk"):
+        if (spec is None) == (disk is None):
+            raise ValueError("give the disk's spec or a built Disk (built once, reused across runs), not both")
         self.sim, self.name = sim, name
-        self.disk = Disk(spec)
+        self.disk = disk if disk is not None else Disk(spec)
         self.arm = sim.resource(1)
         self.ios = {"read": 0, "write": 0}
         self.busy_s = 0.0
@@ -47,8 +50,7 @@ class QueuedDisk:
             raise ValueError(f"a request moves at least one sector, got {sectors!r}")
         with self.arm.request() as turn:
             yield turn
-            r = self.disk.run([self.sim.now], [lba], [sectors], [write])
-            service = float(r["finish_s"].iloc[0]) - self.sim.now
+            service = self.disk.serve(self.sim.now, lba, sectors, write) - self.sim.now
             self.busy_s += service
             self.ios["write" if write else "read"] += 1
             yield self.sim.timeout(service)

@@ -211,29 +211,12 @@ def _disk_pool(spec: DiskSpec, n: int) -> list:
 
 
 class QuickDisk(QueuedDisk):
-    """:class:`QueuedDisk` over a given C disk, timing one request at a time without building a
-    DataFrame (QueuedDisk's own path costs about 1 ms of Python per request)."""
+    """:class:`QueuedDisk` over a C disk built once per process (building one fits its seek curve) and
+    reset for each run."""
 
-    def __init__(self, sim, disk: Disk, *, name="disk"):  # not super().__init__: it would build a new Disk
-        self.sim, self.name, self.disk = sim, name, disk
+    def __init__(self, sim, disk: Disk, *, name="disk"):
         disk.reset()
-        self.arm = sim.resource(1)
-        self.ios = {"read": 0, "write": 0}
-        self.busy_s = 0.0
-        self._io = {k: np.empty(1) for k in ("start", "finish", "seek", "rot", "xfer")}
-        self._hit = np.empty(1, np.uint8)
-
-    def io(self, lba, sectors, write=False):
-        with self.arm.request() as turn:
-            yield turn
-            o = self._io
-            self.disk._d.run(0, np.array([self.sim.now]), np.array([lba], np.uint64),
-                             np.array([sectors], np.uint32), np.array([int(write)], np.uint8),
-                             o["start"], o["finish"], o["seek"], o["rot"], o["xfer"], self._hit)
-            service = float(o["finish"][0]) - self.sim.now
-            self.busy_s += service
-            self.ios["write" if write else "read"] += 1
-            yield self.sim.timeout(service)
+        super().__init__(sim, disk=disk, name=name)
 
 
 class Host:
