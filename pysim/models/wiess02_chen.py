@@ -1,0 +1,888 @@
+"""Using end-user latency to manage Internet infrastructure (Chen & Perkowitz, WIESS 2002).
+
+An industrial report on "real user monitoring": a JavaScript monitor times every page view in the
+browser (fetch time to the last HTML byte, render time from there to ``onload``), records go to a
+collector, and the analysis trims at a fixed 180 s threshold, ranks subnets by their contribution to a
+group's mean, and reads capacity and server faults from response time against load by hour. The data
+are a customer's and proprietary: two tables (mostly lost in the OCR) and seven charts without printed
+values. What the lab regenerates is the paper's *world* and its *pipeline*, judged by its prose numbers:
+
+* a page load (:func:`page_load`): DNS, TCP connect, request, server time (a dynamic page flushes its
+  static head first, §3.1), the HTML and N embedded objects over k persistent connections, each transfer
+  under slow start (:func:`transfer_s`, cross-checked in the tests against the shared TCP Reno of
+  :mod:`pysim.network`), then the browser's layout; the monitor's fetch time with the cookie (from the
+  click) and without it (from the first HTML byte);
+* a population: connection classes (LAN, broadband, dialup) whose mix follows the hour (work LANs by day,
+  home dialup by night, §4.2) and a diurnal request rate (Figure 4's shape);
+* a cluster (§4.3, :class:`Cluster`): five M/G/c servers (one four-way, four eight-way) behind a
+  balancer that equalises CPU utilisation (or round robin), on the shared engine; server 5 runs "beta
+  software" that batches requests (holds them for a window, then runs them with less CPU each);
+* the pipeline: 180 s trim and its < 5% check, a true 5% trimmed mean beside it, per-hour and per-server
+  means, a subnet's contribution to a group mean (Table 1), the slowest /24s above a 0.1% traffic floor
+  (Table 2).
+
+First principles: slow-start arithmetic, queueing, the balancer's control loop, the statistics.
+Calibrated: the batching server's CPU saving (on Figure 7's "about 20% more traffic") and its window (on
+Figure 6's "about two seconds slower"), and Table 1's group size (on one row's contribution). Predicted:
+the four-way server's traffic share, the servers' response time at 6 AM, the CDN's gain per class
+(Figure 1), Table 1's other contributions. Every network, page and population value is assumed
+(2002-typical, each with its reason), so absolute seconds are as good as those assumptions.
+
+Not reproduced: Figures 2-3 (bar heights are not legible), Table 2's numbers (column headers lost; all
+doubtful), the internal-versus-external attribution over WVK-12's subnets (no path data in the text).
+
+Then vs now (:func:`measure_cluster`): five real back ends on loopback (Python stdlib HTTP servers in
+their own processes, CPUs emulated as a pool of c slots since this machine has two cores) behind a real
+least-CPU balancer, server 5 batching; its traffic shares and latencies beside the simulated cluster's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pysim.engine import Simulation
+from pysim.harness.commands import run_command
+from pysim.models import Counterfactual, Fit, Inputs
+from pysim.params import ModelParams, assumed, calibrated, given, stated
+from pysim.rng import make_rng
+from pysim.workloads.traffic import web_objects
+
+CLASSES = ("lan", "broadband", "dialup")
+HOURS = tuple(range(24))
+BALANCERS = ("least-cpu", "round-robin")
+
+
+@dataclass(frozen=True)
+class Params(ModelParams):
+    """Inputs. Times in seconds, sizes in bytes, rates in bits or requests per second."""
+
+    # §3.2: the analysis
+    trim_s: float = stated(180.0, "§3.2: 'By default the system trims data points with response time exceeding "
+                                  "180 seconds'")
+    trim_share_limit: float = stated(0.05, "§3.2: 'confirm that the amount of data trimmed was less than 5%'",
+                                     gt=0, lt=1)
+    traffic_floor: float = stated(0.001, "Table 2: 'subnets with at least 0.1% site traffic'", gt=0, lt=1)
+    # §4.3: the cluster
+    cpus: tuple = stated((4, 8, 8, 8, 8), "§4.3: server 1 'a four-way multiprocessor', the others 'eight-way'")
+    batching_server: int = stated(5, "§4.3: server 5 ran beta software", ge=0, le=5)
+    balancer: str = stated("least-cpu", "§4.3: 'Load balancers generally use server-side metric such as CPU "
+                                        "utilization'", choices=BALANCERS)
+    batch_cpu_saving: float = calibrated(0.1665, ge=0, lt=1)
+    batch_window_s: float = calibrated(3.2, ge=0)
+    cpu_s: float = assumed(0.25, "CPU seconds to generate a dynamic news page on a 2002 server CPU "
+                                 "(templates, a database query or two)")
+    peak_utilisation: float = assumed(0.5, "§4.2/4.3: the sites had excess capacity at peak; half the CPUs "
+                                           "busy at the busiest hour", lt=2)
+    trough_fraction: float = assumed(0.2, "night trough a fifth of the daytime peak, the common US shape of "
+                                          "Figure 4", lt=1)
+    peak_hour: float = assumed(14.0, "busiest hour early afternoon (Figure 4: daytime peak)", ge=0, lt=24)
+    sample_s: float = assumed(1.0, "the balancer reads each server's CPU utilisation once a second")
+    gain: float = assumed(0.3, "the balancer moves a weight by 30% of a server's relative utilisation gap "
+                               "per sample: settles in tens of samples without oscillating")
+    hour_sim_s: float = assumed(240.0, "simulated seconds standing for each hour (time-compressed day)")
+    quick_hour_sim_s: float = assumed(30.0, "the quick profile's seconds per hour")
+    warmup_s: float = assumed(60.0, "balancer weights settle before measurement starts")
+    # the network (per class: lan, broadband, dialup)
+    rtt_s: tuple = assumed((0.07, 0.05, 0.20), "US round trips in 2002: office LAN behind a T1 and its "
+                                               "routers, cable/DSL, and a V.90 modem (~100 ms of its own)")
+    bandwidth_bps: tuple = assumed((1.5e6, 1.0e6, 45e3), "a T1's share, 2002 cable/DSL downstream, V.90's "
+                                                         "~45 kbit/s effective")
+    home_share_day: float = assumed(0.35, "share of views from home at 9-17 h on a news site (work LANs carry "
+                                          "the rest)", ge=0, le=1)
+    home_share_night: float = assumed(0.85, "share of views from home at night and early morning", ge=0, le=1)
+    dialup_of_home: float = assumed(0.7, "US home Internet users on dialup in 2002 (broadband ~30%)", ge=0, le=1)
+    # the page
+    html_bytes: int = assumed(40_000, "a 2002 news front page's HTML")
+    objects: int = assumed(25, "embedded images, scripts and style sheets per page", ge=0)
+    object_min_bytes: int = assumed(1500, "smallest object: a spacer or icon")
+    object_pareto_shape: float = assumed(1.5, "heavy-tailed object sizes (mean 3x the minimum)")
+    cached_share: float = assumed(0.6, "share of objects a returning reader's browser has cached", ge=0, le=1)
+    connections: int = assumed(2, "RFC 2616: two persistent connections per server (IE 5/6)", ge=1)
+    mss_bytes: int = assumed(1460, "Ethernet MSS")
+    initial_cwnd: int = assumed(2, "RFC 2581: up to two segments", ge=1)
+    dns_s: float = assumed(0.1, "a resolver round trip plus recursion, beyond one RTT", ge=0)
+    head_s: float = assumed(0.02, "the static head of a dynamic page leaves after 20 ms (§3.1: 'Dynamic web "
+                                  "sites typically send a block of static HTML first')", ge=0)
+    object_server_s: float = assumed(0.02, "an origin's time to serve a static object", ge=0)
+    render_cpu_s: float = assumed(0.3, "layout and image decoding of a news page on a 2002 desktop", ge=0)
+    flush_head: bool = stated(True, "§3.1: dynamic sites send a block of static HTML first")
+    cookie_start: bool = stated(False, "§3.1: the worst case, timing from the top of the HTML document; the "
+                                       "cookie variant times from the click")
+    # Figure 1: the CDN
+    cdn_rtt_s: tuple = assumed((0.02, 0.015, 0.16), "to a CDN edge in the user's metro: the path's long haul "
+                                                    "goes, a modem's own latency stays")
+    origin_object_server_s: float = assumed(0.15, "a busy 2002 origin serving images beside its dynamic "
+                                                  "pages", ge=0)
+    cdn_object_server_s: float = assumed(0.01, "a CDN cache hit", ge=0)
+    cdn: bool = stated(True, "Figure 1: CDN service began on 28 June 2001")
+    # §3.2: the noise
+    slow_link_share: float = assumed(0.003, "§3.2: views over links at 'tens of bytes per second'", ge=0, lt=1)
+    slow_link_bps: float = assumed(400.0, "'tens of bytes per second': 50 B/s")
+    clock_jump_share: float = assumed(0.002, "§3.2: views spanning a local clock adjustment", ge=0, lt=1)
+    clock_jump_s: float = assumed(3600.0, "an adjustment of an hour (daylight saving, a sync after drift)")
+    view_spread: float = assumed(0.5, "lognormal sigma of a view's time around its page model (cross traffic, "
+                                      "losses, page variety)", ge=0)
+    views: int = assumed(40_000, "page views in the trimming sample", ge=100)
+    # Table 1
+    table1_requests: tuple = given((10, 6, 1), "table1[168.216.94/56/124, requests]: the Requests column")
+    table1_mean_s: tuple = given((15.30, 8.07, 38.12), "table1[168.216.94/56/124, mean_rt_s]: Mean RT column")
+    table1_total_requests: float = calibrated(115.5)
+    contribution: str = assumed("share", "a subnet's contribution to the group mean: its share of requests "
+                                         "times its mean", choices=("share", "removal"))
+    # Table 2
+    lan_subnets: int = assumed(400, "US LAN /24s seen by a busy sports site", ge=10)
+    internal_bottleneck_subnets: int = assumed(6, "subnets behind a congested internal link (WVK-12-like)", ge=0)
+    internal_bottleneck_bps: float = assumed(128e3, "a shared 128 kbit/s district link behind the school LAN")
+    satellite_rtt_s: float = assumed(0.6, "Table 2 prose: 216.236.222 'is a satellite services provider' "
+                                         "(geostationary: ~0.55-0.65 s round trip)")
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name in ("rtt_s", "bandwidth_bps", "cdn_rtt_s"):
+            v = getattr(self, name)
+            if len(v) != len(CLASSES) or any(not x > 0 for x in v):
+                raise ValueError(f"{name} must be {len(CLASSES)} positive values (lan, broadband, dialup), "
+                                 f"got {v!r}")
+        if len(self.cpus) < 2 or any(int(c) != c or c < 1 for c in self.cpus):
+            raise ValueError(f"cpus must be at least two positive integers, got {self.cpus!r}")
+        if self.batching_server > len(self.cpus):
+            raise ValueError(f"batching_server must be 0 (none) or 1..{len(self.cpus)}, "
+                             f"got {self.batching_server!r}")
+        if len(self.table1_requests) != 3 or len(self.table1_mean_s) != 3:
+            raise ValueError("table1_requests and table1_mean_s must hold three values each")
+
+
+CALIBRATION = (
+    Fit("batch_cpu_saving", "cluster", "5", "traffic_vs_8way", (0.0, 0.5), tolerance=0.02),
+    Fit("batch_window_s", "cluster", "5", "extra_response_s", (0.5, 8.0), tolerance=0.03),
+    Fit("table1_total_requests", "table1", "168.216.124", "independent_delta_s", (20.0, 1000.0)),
+)
+INPUTS = (
+    Inputs(("table1_requests", "table1_mean_s"),
+           (("table1", "168.216.94", "requests"), ("table1", "168.216.56", "requests"),
+            ("table1", "168.216.124", "requests"), ("table1", "168.216.94", "mean_rt_s"),
+            ("table1", "168.216.56", "mean_rt_s"), ("table1", "168.216.124", "mean_rt_s")),
+           "Table 1's printed requests and means per subnet, the data the contribution is computed from"),
+)
+COUNTERFACTUALS = (
+    Counterfactual("round-robin", {"balancer": "round-robin"},
+                   "a balancer that ignores CPU utilisation and deals requests in turn"),
+    Counterfactual("no-batching", {"batching_server": 0},
+                   "server 5 runs the released software: no batching window, no CPU saving"),
+    Counterfactual("no-headroom", {"peak_utilisation": 1.3},
+                   "the site without excess capacity: demand at the busiest hour exceeds the CPUs"),
+    Counterfactual("flat-mix", {"home_share_day": 0.6, "home_share_night": 0.6},
+                   "the same user mix at every hour"),
+    Counterfactual("no-cdn", {"cdn": False}, "the objects stay on the origin"),
+    Counterfactual("no-flush", {"flush_head": False},
+                   "the dynamic page is generated whole before its first byte leaves"),
+    Counterfactual("cookie-timing", {"cookie_start": True},
+                   "the monitor times from the click (the cookie variant) for every view"),
+    Counterfactual("no-noise", {"slow_link_share": 0.0, "clock_jump_share": 0.0, "view_spread": 0.0},
+                   "no pathological views and no spread: clean latency data"),
+    Counterfactual("removal", {"contribution": "removal"},
+                   "contribution read as the change in the group mean when the subnet is removed"),
+    Counterfactual("short-trim", {"trim_s": 20.0},
+                   "a trim threshold of 20 s, which would cut ordinary dialup views"),
+    Counterfactual("terrestrial", {"satellite_rtt_s": 0.07}, "216.236.222 on a terrestrial path"),
+)
+
+
+# --- the page load ------------------------------------------------------------------------------------
+
+def transfer_s(nbytes: int, rtt_s: float, bits_per_s: float, *, cwnd: float = 2, mss: int = 1460,
+               max_cwnd: float = 64) -> tuple:
+    """Time from the first data segment leaving the sender to the last byte reaching the receiver, under
+    slow start from ``cwnd`` segments (doubling each round trip, at most ``max_cwnd``), on a path of
+    ``rtt_s`` and bottleneck ``bits_per_s``; and the congestion window afterwards.
+
+    Each round sends min(cwnd, remaining) segments; a round lasts max(RTT, its serialisation), and the last
+    round ends when its last byte arrives: its serialisation plus the one-way delay."""
+    if nbytes < 0 or not rtt_s > 0 or not bits_per_s > 0 or not cwnd >= 1:
+        raise ValueError(f"need nbytes >= 0, rtt_s > 0, bits_per_s > 0, cwnd >= 1; got {nbytes}, {rtt_s}, "
+                         f"{bits_per_s}, {cwnd}")
+    segs = math.ceil(nbytes / mss)
+    t, w = 0.0, float(cwnd)
+    while segs > 0:
+        send = min(int(w), segs)
+        ser = send * mss * 8 / bits_per_s
+        segs -= send
+        if segs == 0:
+            t += ser + rtt_s / 2
+        else:
+            t += max(rtt_s, ser)
+            w = min(2 * w, max_cwnd)
+    return t, w
+
+
+@dataclass(frozen=True)
+class PageTiming:
+    """One page view's events, seconds from the click."""
+
+    first_byte_s: float
+    html_done_s: float
+    onload_s: float
+
+    @property
+    def fetch_s(self) -> float:
+        return self.html_done_s
+
+    @property
+    def render_s(self) -> float:
+        return self.onload_s - self.html_done_s
+
+
+def page_load(p: Params, rtt_s: float, bits_per_s: float, object_bytes, *, server_s: float = 0.0,
+              object_server_s: float | None = None, object_rtt_s: float | None = None,
+              setup_extra_s: float = 0.0) -> PageTiming:
+    """A page view: DNS and connect (plus ``setup_extra_s``, e.g. a SYN retry), the request, the server's
+    ``server_s`` (the static head leaves after ``p.head_s`` when ``p.flush_head``), the HTML, then the
+    uncached ``object_bytes`` over ``p.connections`` persistent connections (the first reuses the HTML's,
+    the others open on demand), each object a round trip plus its server time plus its transfer, the
+    connections sharing the bottleneck; ``onload`` after the browser's layout. ``object_rtt_s`` and
+    ``object_server_s`` place the objects elsewhere (a CDN)."""
+    o_rtt = rtt_s if object_rtt_s is None else object_rtt_s
+    o_srv = p.object_server_s if object_server_s is None else object_server_s
+    req_at = p.dns_s + rtt_s + setup_extra_s + rtt_s / 2          # the request reaches the server
+    head = min(p.head_s, server_s) if p.flush_head else server_s
+    first_byte = req_at + head + p.mss_bytes * 8 / bits_per_s + rtt_s / 2
+    html_t, cwnd = transfer_s(p.html_bytes, rtt_s, bits_per_s, cwnd=p.initial_cwnd, mss=p.mss_bytes)
+    tail = min(p.html_bytes, 8 * p.mss_bytes) * 8 / bits_per_s  # what is left to send once generation ends
+    html_done = max(req_at + head + html_t, req_at + server_s + tail + rtt_s / 2)
+    k = p.connections
+    share_bps = bits_per_s / k if len(object_bytes) > 1 else bits_per_s
+    same_path = object_rtt_s is None
+    free = [html_done] + [html_done + o_rtt + (p.dns_s if not same_path else 0.0)] * (k - 1)
+    windows = [cwnd if same_path else p.initial_cwnd] + [p.initial_cwnd] * (k - 1)
+    if not same_path:
+        free[0] = html_done + p.dns_s + o_rtt
+    done = html_done
+    for b in object_bytes:
+        i = int(np.argmin(free))
+        t, windows[i] = transfer_s(int(b), o_rtt, share_bps, cwnd=windows[i], mss=p.mss_bytes)
+        free[i] += o_rtt / 2 + o_srv + t
+        done = max(done, free[i])
+    return PageTiming(first_byte, html_done, done + p.render_cpu_s)
+
+
+def home_share(p: Params, hour: float) -> float:
+    """Share of views from home at ``hour``: the day value through working hours (9-17 h), the night value
+    outside, with two-hour ramps."""
+    h = hour % 24
+    day = float(np.clip(min(h - 7, 19 - h) / 2, 0, 1))
+    return p.home_share_night + (p.home_share_day - p.home_share_night) * day
+
+
+def class_mix(p: Params, hour: float) -> np.ndarray:
+    """Shares of (lan, broadband, dialup) views at ``hour``."""
+    home = home_share(p, hour)
+    return np.array([1 - home, home * (1 - p.dialup_of_home), home * p.dialup_of_home])
+
+
+def load_shape(p: Params, hour: float) -> float:
+    """Request rate at ``hour`` as a fraction of the peak: a raised cosine from the trough to the peak."""
+    return p.trough_fraction + (1 - p.trough_fraction) * 0.5 * (1 + math.cos(2 * math.pi * (hour - p.peak_hour) / 24))
+
+
+def _pages(p: Params, n: int, g: np.random.Generator) -> list:
+    """Uncached object sizes of ``n`` page views (the page's objects, each cached with ``cached_share``)."""
+    sizes = web_objects(max(p.objects, 1), pareto_shape=p.object_pareto_shape, min_bytes=p.object_min_bytes,
+                        max_bytes=500_000, rng=g)["bytes"].to_numpy()[:p.objects]
+    return [sizes[g.random(p.objects) >= p.cached_share] for _ in range(n)]
+
+
+def class_times(p: Params, *, rng=0, pages: int = 200, server_s: float = 0.0, cdn: bool = False) -> pd.DataFrame:
+    """Mean page timings per connection class over ``pages`` sampled pages (which objects are cached).
+
+    Index: class. Columns: response_s, fetch_s (from the click), render_s, nocookie_fetch_s."""
+    g = make_rng(rng)
+    views = _pages(p, pages, g)
+    rows = []
+    for c, name in enumerate(CLASSES):
+        kw = {}
+        if cdn:
+            kw = {"object_rtt_s": p.cdn_rtt_s[c], "object_server_s": p.cdn_object_server_s}
+        ts = [page_load(p, p.rtt_s[c], p.bandwidth_bps[c], v, server_s=server_s, **kw) for v in views]
+        rows.append({"class": name, "response_s": np.mean([t.onload_s for t in ts]),
+                     "fetch_s": np.mean([t.fetch_s for t in ts]), "render_s": np.mean([t.render_s for t in ts]),
+                     "nocookie_fetch_s": np.mean([t.html_done_s - t.first_byte_s for t in ts])})
+    return pd.DataFrame(rows).set_index("class")
+
+
+# --- Figure 1: the CDN ---------------------------------------------------------------------------------
+
+def figure1(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """Figure 1's prose: mean response time per connection class with the objects on a busy origin and on a
+    CDN, and the gain. Index: class, then 'least improved' and 'most improved' (the classes' extremes).
+    Columns: origin_s, cdn_s, improvement_pct."""
+    p = params or Params()
+    pages = 60 if quick else 300
+    origin_p = _replace(p, object_server_s=p.origin_object_server_s)
+    before = class_times(origin_p, rng=rng, pages=pages)
+    after = class_times(origin_p, rng=rng, pages=pages, cdn=True) if p.cdn else before
+    df = pd.DataFrame({"origin_s": before["response_s"], "cdn_s": after["response_s"]})
+    df["improvement_pct"] = 100 * (1 - df["cdn_s"] / df["origin_s"])
+    lo, hi = df["improvement_pct"].idxmin(), df["improvement_pct"].idxmax()
+    df.loc["least improved"] = df.loc[lo]
+    df.loc["most improved"] = df.loc[hi]
+    return df
+
+
+def _replace(p: Params, **changes) -> Params:
+    return dataclasses.replace(p, **changes)
+
+
+# --- §4.3: the cluster -------------------------------------------------------------------------------
+
+class Server:
+    """An M/G/c server on the engine: c CPUs as a resource; a batching server holds arrivals for a window
+    and then releases them together, each needing (1 - saving) of the CPU."""
+
+    def __init__(self, sim: Simulation, index: int, cpus: int, batching: bool, p: Params):
+        self.sim, self.index, self.c, self.batching, self.p = sim, index, cpus, batching, p
+        self.cpu = sim.resource(cpus)
+        self.busy_s = 0.0                  # CPU-seconds completed, for the balancer's samples
+        self.pending = []                  # requests waiting for the batch window
+        self.records = []                  # (arrival, done, hour)
+        self._open = []                    # start times of jobs holding a CPU, for partial-interval accounting
+        if batching and p.batch_window_s > 0:
+            sim.process(self._batcher())
+
+    def submit(self, cpu_s: float, hour: int):
+        if self.batching and self.p.batch_window_s > 0:
+            ev = self.sim.event()
+            self.pending.append(ev)
+            self.sim.process(self._job(cpu_s * (1 - self.p.batch_cpu_saving), hour, ev))
+        else:
+            self.sim.process(self._job(cpu_s * ((1 - self.p.batch_cpu_saving) if self.batching else 1), hour, None))
+
+    def _batcher(self):
+        while True:
+            yield self.sim.timeout(self.p.batch_window_s)
+            batch, self.pending = self.pending, []
+            for ev in batch:
+                ev.succeed()
+
+    def _job(self, cpu_s: float, hour: int, hold):
+        sim = self.sim
+        t0 = sim.now
+        if hold is not None:
+            yield hold
+        with self.cpu.request() as r:
+            yield r
+            start = sim.now
+            self._open.append(start)
+            yield sim.timeout(cpu_s)
+            self._open.remove(start)
+            self.busy_s += cpu_s
+        self.records.append((t0, sim.now, hour))
+
+    def busy_until_now(self) -> float:
+        """CPU-seconds used up to now, counting jobs in service."""
+        return self.busy_s + sum(self.sim.now - s for s in self._open)
+
+
+class Cluster:
+    """The site: Poisson arrivals at the hour's rate, a balancer over the servers, a time-compressed day."""
+
+    def __init__(self, p: Params, hour_s: float, g: np.random.Generator):
+        self.p, self.hour_s, self.g = p, hour_s, g
+        self.sim = Simulation()
+        self.servers = [Server(self.sim, i + 1, int(c), p.batching_server == i + 1, p) for i, c in enumerate(p.cpus)]
+        n = len(self.servers)
+        self.weights = np.full(n, 1.0 / n)
+        self.rr = 0
+        self.peak_rate = p.peak_utilisation * sum(p.cpus) / p.cpu_s
+        self.start = p.warmup_s
+        self.sim.process(self._arrivals())
+        if p.balancer == "least-cpu":
+            self.sim.process(self._sampler())
+
+    def hour_at(self, t: float) -> int:
+        return int(max(t - self.start, 0) // self.hour_s) % 24 if t >= self.start else 0
+
+    def _pick(self) -> Server:
+        if self.p.balancer == "round-robin":
+            self.rr = (self.rr + 1) % len(self.servers)
+            return self.servers[self.rr]
+        i = int(np.searchsorted(np.cumsum(self.weights), self.g.random() * self.weights.sum()))
+        return self.servers[min(i, len(self.servers) - 1)]
+
+    def _arrivals(self):
+        sim, g = self.sim, self.g
+        while True:
+            hour = self.hour_at(sim.now)
+            rate = self.peak_rate * load_shape(self.p, hour + 0.5)
+            yield sim.timeout(g.exponential(1 / rate))
+            self._pick().submit(g.exponential(self.p.cpu_s), self.hour_at(sim.now))
+
+    def _sampler(self):
+        sim, p = self.sim, self.p
+        last = [0.0] * len(self.servers)
+        level = p.peak_utilisation * load_shape(p, 0.5)
+        while True:
+            yield sim.timeout(p.sample_s)
+            used = [s.busy_until_now() for s in self.servers]
+            util = np.array([(u - l) / (s.c * p.sample_s) for u, l, s in zip(used, last, self.servers)])
+            last = used
+            # the gap to the mean, relative to the cluster's utilisation smoothed over ~30 s (a burst on
+            # one server must not shrink its own penalty by raising the divisor)
+            level = level + min(p.sample_s / 30.0, 1.0) * (float(util.mean()) - level)
+            self.weights = self.weights * np.exp(-p.gain * (util - util.mean()) / max(level, 0.02))
+            self.weights = np.clip(self.weights / self.weights.sum(), 1e-4, None)
+
+    def run(self) -> pd.DataFrame:
+        """Run the day; one row per completed request measured (arrival after the warm-up):
+        server, hour, server_s."""
+        end = self.start + 24 * self.hour_s
+        self.sim.run(until=end + 3 * max(self.p.batch_window_s, 1.0) + 30)
+        rows = []
+        for s in self.servers:
+            for t0, t1, hour in s.records:
+                if self.start <= t0 < end:
+                    rows.append((s.index, int((t0 - self.start) // self.hour_s), t1 - t0))
+        return pd.DataFrame(rows, columns=["server", "hour", "server_s"])
+
+
+def run_cluster(p: Params, *, quick: bool = False, rng=0) -> pd.DataFrame:
+    """Per server and hour: requests per (real) hour, mean server time, CPU utilisation.
+
+    Index: (server, hour). Columns: requests_per_h, server_s, utilisation."""
+    hour_s = p.quick_hour_sim_s if quick else p.hour_sim_s
+    g = make_rng(rng)
+    recs = Cluster(p, hour_s, g).run()
+    scale = 3600.0 / hour_s
+    out = recs.groupby(["server", "hour"]).agg(n=("server_s", "size"), server_s=("server_s", "mean"))
+    idx = pd.MultiIndex.from_product([range(1, len(p.cpus) + 1), HOURS], names=["server", "hour"])
+    out = out.reindex(idx)
+    out["n"] = out["n"].fillna(0)
+    cpu = np.array([p.cpu_s * ((1 - p.batch_cpu_saving) if p.batching_server == s else 1)
+                    for s in out.index.get_level_values("server")])
+    c = np.array([p.cpus[s - 1] for s in out.index.get_level_values("server")])
+    out["utilisation"] = out["n"] * cpu / (hour_s * c)
+    out["requests_per_h"] = out["n"] * scale
+    return out[["requests_per_h", "server_s", "utilisation"]]
+
+
+def network_by_hour(p: Params, *, rng=0, quick: bool = False) -> pd.Series:
+    """Mean network-and-browser part of the response time (server time excluded) by hour, over the hour's
+    user mix."""
+    per_class = class_times(p, rng=rng, pages=40 if quick else 150)["response_s"].to_numpy()
+    return pd.Series([float(class_mix(p, h + 0.5) @ per_class) for h in HOURS], index=pd.Index(HOURS, name="hour"))
+
+
+def _day(p: Params, rng, quick):
+    """The simulated day (cluster and network parts), cached for an int seed: Figures 5-7 and ``cluster``
+    read the same day."""
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return _day_cached(p, int(rng), bool(quick))
+    return _day_run(p, rng, quick)
+
+
+@functools.lru_cache(maxsize=8)
+def _day_cached(p: Params, seed: int, quick: bool):
+    return _day_run(p, seed, quick)
+
+
+def _day_run(p: Params, rng, quick):
+    g = make_rng(rng)
+    a, b = g.spawn(2)
+    cl = run_cluster(p, quick=quick, rng=a)
+    net = network_by_hour(p, rng=b, quick=quick)
+    resp = cl["server_s"] + net.reindex(cl.index.get_level_values("hour")).to_numpy()
+    return cl.assign(response_s=resp), net
+
+
+def figure6(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """Figure 6: mean response time by server over 24 hours. Index: hour. Columns: server_1_s ...
+    server_5_s."""
+    p = params or Params()
+    day, _ = _day(p, rng, quick)
+    df = day["response_s"].unstack("server")
+    df.columns = [f"server_{s}_s" for s in df.columns]
+    return df
+
+
+def figure7(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """Figure 7: page requests per hour by server. Index: hour. Columns: server_1_per_h ... server_5_per_h."""
+    p = params or Params()
+    day, _ = _day(p, rng, quick)
+    df = day["requests_per_h"].unstack("server")
+    df.columns = [f"server_{s}_per_h" for s in df.columns]
+    return df
+
+
+def cluster(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """§4.3 over the day, per server: traffic against the mean of the other eight-way servers, mean response
+    time, and its excess over theirs; CPU utilisation. Index: server ('1'...'5'). Columns: traffic_vs_8way,
+    response_s, extra_response_s, utilisation_pct, server_s, min_hourly_extra_s, max_hourly_extra_s,
+    min_hourly_traffic_vs_8way, max_hourly_traffic_vs_8way."""
+    p = params or Params()
+    day, _ = _day(p, rng, quick)
+    n = day["requests_per_h"]
+    wresp = (day["response_s"] * n).groupby("server").sum() / n.groupby("server").sum()
+    wsrv = (day["server_s"] * n).groupby("server").sum() / n.groupby("server").sum()
+    total = n.groupby("server").sum()
+    util = day["utilisation"].groupby("server").mean()
+    servers = list(total.index)
+    peers = [s for s in servers if p.cpus[s - 1] == max(p.cpus) and s != p.batching_server]
+    per_hour_resp = day["response_s"].unstack("server")
+    per_hour_n = n.unstack("server")
+    rows = []
+    for s in servers:
+        ref = [q for q in peers if q != s] or peers
+        hourly_extra = per_hour_resp[s] - per_hour_resp[ref].mean(axis=1)
+        hourly_traffic = per_hour_n[s] / per_hour_n[ref].mean(axis=1)
+        rows.append({"server": str(s), "traffic_vs_8way": total[s] / total[ref].mean(),
+                     "response_s": wresp[s], "extra_response_s": wresp[s] - wresp[ref].mean(),
+                     "utilisation_pct": 100 * util[s], "server_s": wsrv[s],
+                     "min_hourly_extra_s": hourly_extra.min(), "max_hourly_extra_s": hourly_extra.max(),
+                     "min_hourly_traffic_vs_8way": hourly_traffic.min(),
+                     "max_hourly_traffic_vs_8way": hourly_traffic.max()})
+    return pd.DataFrame(rows).set_index("server")
+
+
+def figure5(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """Figures 4 and 5: page requests per hour (the whole site) and the traffic-weighted mean response time.
+    Index: hour. Columns: requests_per_h, response_s, server_s, lan_share, dialup_share."""
+    p = params or Params()
+    day, _ = _day(p, rng, quick)
+    n = day["requests_per_h"].unstack("server")
+    r = day["response_s"].unstack("server")
+    s = day["server_s"].unstack("server")
+    df = pd.DataFrame({"requests_per_h": n.sum(axis=1),
+                       "response_s": (r * n).sum(axis=1) / n.sum(axis=1),
+                       "server_s": (s * n).sum(axis=1) / n.sum(axis=1)})
+    mix = np.array([class_mix(p, h + 0.5) for h in df.index])
+    df["lan_share"], df["dialup_share"] = mix[:, 0], mix[:, 2]
+    return df
+
+
+# --- §3.1 and §3.2: what the monitor sees, and the trimming --------------------------------------------
+
+SCENARIOS = ("fast page", "slow generation", "slow network", "slow connect")
+
+
+def fetch_bias(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """§3.1: fetch time measured from the click (cookie) and from the first HTML byte (no cookie), for a LAN
+    view of a fast page, a page whose generation takes 5 s, a page over a slow path (dialup, 1 s RTT) and a
+    view whose connection set-up takes 3 s more (a lost SYN). Index: scenario. Columns: true_fetch_s,
+    measured_fetch_s (the monitor's, by ``cookie_start``), nocookie_fetch_s, error_pct (the measured fetch
+    below the true one, % of the true)."""
+    p = params or Params()
+    views = _pages(p, 1, make_rng(rng))
+    cases = {"fast page": dict(rtt=p.rtt_s[0], bw=p.bandwidth_bps[0], server_s=0.05, extra=0.0),
+             "slow generation": dict(rtt=p.rtt_s[0], bw=p.bandwidth_bps[0], server_s=5.0, extra=0.0),
+             "slow network": dict(rtt=1.0, bw=p.bandwidth_bps[2], server_s=0.05, extra=0.0),
+             "slow connect": dict(rtt=p.rtt_s[0], bw=p.bandwidth_bps[0], server_s=0.05, extra=3.0)}
+    rows = []
+    for name, c in cases.items():
+        t = page_load(p, c["rtt"], c["bw"], views[0], server_s=c["server_s"], setup_extra_s=c["extra"])
+        nocookie = t.html_done_s - t.first_byte_s
+        measured = t.html_done_s if p.cookie_start else nocookie
+        rows.append({"scenario": name, "true_fetch_s": t.html_done_s, "measured_fetch_s": measured,
+                     "nocookie_fetch_s": nocookie, "error_pct": 100 * (1 - measured / t.html_done_s)})
+    return pd.DataFrame(rows).set_index("scenario")
+
+
+def trimmed_mean(x: np.ndarray, share: float = 0.05) -> float:
+    """Mean after dropping the top ``share`` of values (the paper's "extreme n%" of a right-skewed
+    latency: the slow tail)."""
+    x = np.sort(np.asarray(x, dtype=float))
+    keep = len(x) - int(math.floor(share * len(x)))
+    return float(x[:keep].mean())
+
+
+def view_records(p: Params, *, rng=0, quick: bool = False) -> pd.DataFrame:
+    """A day of page-view records as the collector receives them: class, hour, response_s (with per-view
+    spread, views over pathologically slow links and clock adjustments mid-view)."""
+    g = make_rng(rng)
+    a, b = g.spawn(2)
+    n = p.views // 4 if quick else p.views
+    per_class = class_times(p, rng=a, pages=40 if quick else 150)["response_s"].to_numpy()
+    weights = np.array([load_shape(p, h + 0.5) for h in HOURS])
+    hours = b.choice(24, n, p=weights / weights.sum())
+    mixes = np.array([class_mix(p, h + 0.5) for h in HOURS])[hours]
+    cls = (b.random(n)[:, None] > np.cumsum(mixes, axis=1)).sum(axis=1)
+    sigma = p.view_spread
+    rt = per_class[cls] * np.exp(sigma * b.standard_normal(n) - sigma ** 2 / 2)
+    slow = b.random(n) < p.slow_link_share
+    page_bits = 8 * (p.html_bytes + (1 - p.cached_share) * p.objects * p.object_min_bytes
+                     * p.object_pareto_shape / (p.object_pareto_shape - 1))
+    rt = np.where(slow, rt + page_bits / p.slow_link_bps, rt)
+    jump = b.random(n) < p.clock_jump_share
+    rt = np.where(jump, rt + p.clock_jump_s * b.choice([-1.0, 1.0], n), rt)
+    keep = rt > 0                     # a backwards jump gives a negative latency: the collector drops it
+    return pd.DataFrame({"class": np.array(CLASSES)[cls][keep], "hour": hours[keep], "response_s": rt[keep]})
+
+
+def trimming(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """§3.2: per connection class and for all views: the raw mean, the mean after the fixed trim threshold,
+    the 5% trimmed mean (the statistic it stands in for), the median, and the share trimmed.
+    Index: class ('lan', 'broadband', 'dialup', 'all'). Columns: views, mean_s, threshold_mean_s,
+    trimmed5_mean_s, median_s, trimmed_pct."""
+    p = params or Params()
+    rec = view_records(p, rng=rng, quick=quick)
+    rows = []
+    for name, grp in list(rec.groupby("class")) + [("all", rec)]:
+        x = grp["response_s"].to_numpy()
+        kept = x[x <= p.trim_s]
+        rows.append({"class": name, "views": len(x), "mean_s": x.mean(), "threshold_mean_s": kept.mean(),
+                     "trimmed5_mean_s": trimmed_mean(x, 0.05), "median_s": float(np.median(x)),
+                     "trimmed_pct": 100 * (1 - len(kept) / len(x))})
+    return pd.DataFrame(rows).set_index("class").reindex(list(CLASSES) + ["all"])
+
+
+# --- Tables 1 and 2: subnets ---------------------------------------------------------------------------
+
+TABLE1_SUBNETS = ("168.216.94", "168.216.56", "168.216.124")
+
+
+def contributions(requests, means, total_requests: float, group_mean: float | None = None,
+                  how: str = "share") -> np.ndarray:
+    """A subnet's contribution to its group's mean response time: ``share`` is its requests over the
+    group's times its mean (the terms the group mean sums); ``removal`` is how far the group mean falls
+    without it, n (m - M) / (N - n), which needs the group mean M."""
+    n, m = np.asarray(requests, float), np.asarray(means, float)
+    if how == "share":
+        return n * m / total_requests
+    if how == "removal":
+        if group_mean is None:
+            raise ValueError("removal needs group_mean")
+        return n * (m - group_mean) / (total_requests - n)
+    raise ValueError(f"how must be 'share' or 'removal', got {how!r}")
+
+
+def table1(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """Table 1: WVK-12 subnets ordered by their contribution to the group's mean response time.
+    Index: subnet. Columns: requests, mean_rt_s, independent_delta_s, rank."""
+    p = params or Params()
+    n = np.array(p.table1_requests, float)
+    m = np.array(p.table1_mean_s, float)
+    # the group mean the removal reading needs: the listed subnets' weighted mean stands for it
+    group = float((n * m).sum() / n.sum())
+    d = contributions(n, m, p.table1_total_requests, group, p.contribution)
+    df = pd.DataFrame({"subnet": TABLE1_SUBNETS, "requests": n, "mean_rt_s": m, "independent_delta_s": d})
+    df["rank"] = df["independent_delta_s"].rank(ascending=False, method="first")
+    return df.set_index("subnet")
+
+
+def subnet_report(p: Params, *, rng=0, quick: bool = False) -> pd.DataFrame:
+    """A synthetic US-LAN population of /24 subnets (a sports site's visitors): terrestrial subnets with
+    spread round trips, a few behind a congested internal link, and the satellite provider's; per subnet
+    its traffic share and mean response time. Index: subnet. Columns: kind, traffic_pct, mean_rt_s."""
+    g = make_rng(rng)
+    a, b = g.spawn(2)
+    views = _pages(p, 8 if quick else 60, a)
+    k = p.lan_subnets
+    rtt = b.lognormal(math.log(p.rtt_s[0]), 0.4, k)
+    bw = np.full(k, p.bandwidth_bps[0])
+    kind = np.array(["lan"] * k, dtype=object)
+    kind[:p.internal_bottleneck_subnets] = "internal bottleneck"
+    bw[:p.internal_bottleneck_subnets] = p.internal_bottleneck_bps
+    kind[-1] = "satellite"
+    rtt[-1] = p.satellite_rtt_s
+    traffic = b.pareto(1.2, k) + 1
+    names = [f"10.{i // 256}.{i % 256}" for i in range(k)]
+    names[-1] = "216.236.222"
+    mean_rt = [float(np.mean([page_load(p, r, w, v).onload_s for v in views])) for r, w in zip(rtt, bw)]
+    return pd.DataFrame({"subnet": names, "kind": kind, "traffic_pct": 100 * traffic / traffic.sum(),
+                         "mean_rt_s": mean_rt}).set_index("subnet")
+
+
+def table2(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+    """Table 2: the slowest /24 subnets with at least ``traffic_floor`` of the site's (US LAN) traffic, slowest
+    first, in the synthetic population. Index: rank ('1'...). Columns: subnet, kind, traffic_pct, mean_rt_s,
+    satellite (1 for the satellite provider's subnet)."""
+    p = params or Params()
+    rep = subnet_report(p, rng=rng, quick=quick)
+    rep = rep[rep["traffic_pct"] >= 100 * p.traffic_floor].sort_values("mean_rt_s", ascending=False).head(20)
+    rep = rep.reset_index()
+    rep["satellite"] = (rep["kind"] == "satellite").astype(int)
+    rep.index = pd.Index([str(i + 1) for i in range(len(rep))], name="rank")
+    return rep
+
+
+# --- then vs now: five real back ends behind a least-CPU balancer ----------------------------------------
+
+NOW_SCRIPT = r'''
+import ast, sys, threading, time, random, queue, http.server, socketserver, urllib.request
+from multiprocessing import Process
+cfg = ast.literal_eval(sys.argv[1])
+
+class Backend(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+def backend(port, cpus, batching, cpu_s, saving, window_s, ready):
+    slots = threading.Semaphore(cpus)
+    busy = [0.0]
+    lock = threading.Lock()
+    gate = threading.Condition()
+    epoch = [0]
+    def batcher():
+        while True:
+            time.sleep(window_s)
+            with gate:
+                epoch[0] += 1
+                gate.notify_all()
+    if batching:
+        threading.Thread(target=batcher, daemon=True).start()
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def log_message(self, *a):
+            pass
+        def do_GET(self):
+            if self.path == "/cpu":
+                with lock:
+                    body = repr(busy[0]).encode()
+            else:
+                work = float(self.path.split("/")[-1])
+                if batching:
+                    with gate:
+                        e = epoch[0]
+                        while epoch[0] == e:
+                            gate.wait()
+                    work *= 1 - saving
+                with slots:
+                    t0 = time.perf_counter()
+                    time.sleep(work)          # a CPU slot held for the request's CPU time
+                    with lock:
+                        busy[0] += time.perf_counter() - t0
+                body = b"<html>" + b"x" * 2000 + b"</html>"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+    srv = Backend(("127.0.0.1", port), H)
+    ready.put(port)
+    srv.serve_forever()
+
+def main():
+    import multiprocessing as mp
+    ready = mp.Queue()
+    cpus, batching = cfg["cpus"], cfg["batching"]
+    procs, ports = [], []
+    for i, c in enumerate(cpus):
+        port = cfg["port0"] + i
+        pr = Process(target=backend, args=(port, c, i + 1 == batching, cfg["cpu_s"], cfg["saving"],
+                                           cfg["window_s"], ready), daemon=True)
+        pr.start(); procs.append(pr); ports.append(port)
+    for _ in cpus:
+        ready.get(timeout=20)
+    n = len(cpus)
+    weights = [1.0 / n] * n
+    last = [0.0] * n
+    stop = time.perf_counter() + cfg["seconds"]
+    rng = random.Random(cfg["seed"])
+    results = queue.Queue()
+    def get(port, path):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60) as r:
+            return r.read()
+    def sampler():
+        nonlocal weights, last
+        while time.perf_counter() < stop:
+            time.sleep(cfg["sample_s"])
+            used = [float(get(p, "/cpu")) for p in ports]
+            util = [(u - l) / (c * cfg["sample_s"]) for u, l, c in zip(used, last, cpus)]
+            last = used
+            if cfg["balancer"] == "least-cpu":
+                mean = max(sum(util) / n, 0.02)
+                w = [wi * pow(2.718281828, -cfg["gain"] * (u - mean) / mean) for wi, u in zip(weights, util)]
+                s = sum(w)
+                weights = [max(x / s, 1e-4) for x in w]
+    def one(i, work):
+        t0 = time.perf_counter()
+        try:
+            get(ports[i], "/work/%.4f" % work)
+            results.put((i, t0 - t_start, time.perf_counter() - t0))
+        except Exception:
+            results.put((i, t0 - t_start, float("nan")))
+    threading.Thread(target=sampler, daemon=True).start()
+    t_start = time.perf_counter()
+    threads, rr = [], 0
+    while time.perf_counter() < stop:
+        time.sleep(rng.expovariate(cfg["rate"]))
+        if cfg["balancer"] == "least-cpu":
+            x, acc, i = rng.random() * sum(weights), 0.0, 0
+            for i, w in enumerate(weights):
+                acc += w
+                if x <= acc:
+                    break
+        else:
+            i, rr = rr, (rr + 1) % n
+        th = threading.Thread(target=one, args=(i, rng.expovariate(1 / cfg["cpu_s"])), daemon=True)
+        th.start(); threads.append(th)
+    for th in threads:
+        th.join(timeout=60)
+    while not results.empty():
+        i, t0, dt = results.get()
+        print("req", i + 1, "%.4f" % t0, "%.5f" % dt)
+    for pr in procs:
+        pr.terminate()
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def measure_cluster(params: Params | None = None, *, quick: bool = False, python: str = "python3",
+                    rng=0) -> pd.DataFrame:
+    """Run five real HTTP back ends on loopback (each its own process, ``cpus`` CPU slots, server 5
+    batching) behind a real balancer (least-CPU weights from each back end's reported busy time, or round
+    robin), with Poisson requests at half the cluster's capacity; per server: requests, traffic against the
+    other eight-way servers, mean and 90th-percentile latency.
+
+    The CPUs are emulated: a request holds one of the back end's slots for its CPU time (sleeping), as this
+    machine has two cores; the processes, sockets, HTTP, the balancer's loop and the batching are real.
+    Index: server ('1'...). Columns: requests, traffic_vs_8way, mean_ms, p90_ms, available. The run's
+    ``attrs['note']`` says why it is not available where it is not."""
+    p = params or Params()
+    cpu_s = 0.05
+    cfg = {"cpus": list(p.cpus), "batching": p.batching_server, "cpu_s": cpu_s, "saving": p.batch_cpu_saving,
+           "window_s": p.batch_window_s / 10, "seconds": 4.0 if quick else 30.0,
+           "rate": 0.5 * sum(p.cpus) / cpu_s, "sample_s": 0.2, "gain": p.gain, "balancer": p.balancer,
+           "seed": int(make_rng(rng).integers(1 << 30)), "port0": 18_000 + int(make_rng(rng).integers(2000))}
+    r = run_command([python, "-c", NOW_SCRIPT, repr(cfg)], timeout_s=180.0)
+    rows = [line.split() for line in r.stdout.splitlines() if line.startswith("req ")]
+    if not r.available or not rows:
+        df = pd.DataFrame({"server": [str(i + 1) for i in range(len(p.cpus))], "available": False}).set_index("server")
+        df.attrs["note"] = r.reason or r.stderr.strip()[-300:] or "no requests completed"
+        return df
+    rec = pd.DataFrame(rows, columns=["tag", "server", "t0", "latency_s"]).astype(
+        {"server": int, "t0": float, "latency_s": float})
+    rec = rec[rec["t0"] > cfg["seconds"] * 0.25]          # the balancer's weights settle first
+    out = []
+    peers = [s for s in range(1, len(p.cpus) + 1) if p.cpus[s - 1] == max(p.cpus) and s != p.batching_server]
+    counts = rec.groupby("server").size().reindex(range(1, len(p.cpus) + 1), fill_value=0)
+    for s in range(1, len(p.cpus) + 1):
+        lat = rec.loc[rec["server"] == s, "latency_s"]
+        ref = [q for q in peers if q != s] or peers
+        out.append({"server": str(s), "requests": int(counts[s]),
+                    "traffic_vs_8way": counts[s] / counts[ref].mean(), "mean_ms": 1e3 * lat.mean(),
+                    "p90_ms": 1e3 * lat.quantile(0.9), "available": True})
+    df = pd.DataFrame(out).set_index("server")
+    df.attrs["note"] = (f"window {cfg['window_s']:.3f} s (a tenth of the model's), CPU {cpu_s} s a request; "
+                        f"{cfg['seconds']:.0f} s run")
+    return df
+
+
+def simulate_now(params: Params | None = None, *, quick: bool = False, rng=0) -> pd.DataFrame:
+    """The simulated cluster at :func:`measure_cluster`'s settings (0.05 s of CPU a request, a tenth of the
+    window, a flat load at half the CPUs, samples every 0.2 s), for the side-by-side. Index: server.
+    Columns: traffic_vs_8way, mean_ms (server time)."""
+    p = params or Params()
+    q = _replace(p, cpu_s=0.05, batch_window_s=p.batch_window_s / 10, trough_fraction=0.999,
+                 peak_utilisation=0.5, sample_s=0.2, warmup_s=6.0, hour_sim_s=10.0, quick_hour_sim_s=1.0)
+    cl = run_cluster(q, quick=quick, rng=rng)
+    n = cl["requests_per_h"].groupby("server").sum()
+    t = (cl["server_s"] * cl["requests_per_h"]).groupby("server").sum() / n
+    peers = [s for s in n.index if p.cpus[s - 1] == max(p.cpus) and s != p.batching_server]
+    rows = [{"server": str(s), "traffic_vs_8way": n[s] / n[[q_ for q_ in peers if q_ != s] or peers].mean(),
+             "mean_ms": 1e3 * t[s]} for s in n.index]
+    return pd.DataFrame(rows).set_index("server")
