@@ -1,0 +1,34 @@
+"""Slow-start transfers and page loads by hand, and the trimmed mean."""
+import numpy as np
+import pytest
+
+from pysim.sw.web import Browser, page_load, transfer_s, trimmed_mean
+
+
+def test_slow_start_doubles_the_window_each_round_trip():
+    # 10 segments from a window of 2: rounds of 2, 4 and then the last 4; two full round trips, then
+    # the last round's serialisation and half a round trip
+    t, w = transfer_s(10 * 1460, rtt_s=0.1, bits_per_s=1e9, cwnd=2)
+    assert t == pytest.approx(0.2 + 4 * 1460 * 8 / 1e9 + 0.05) and w == 8
+    # a slow link: each round lasts its serialisation, not the round trip
+    t, _ = transfer_s(4 * 1460, rtt_s=0.001, bits_per_s=56e3, cwnd=2)
+    assert t == pytest.approx(4 * 1460 * 8 / 56e3 + 0.0005)
+
+
+def test_a_page_with_one_object_by_hand_and_more_connections_help_a_fast_path():
+    b = Browser(html_bytes=1460, connections=1, dns_s=0.05, head_s=0.0, object_server_s=0.0, render_cpu_s=0.0)
+    rtt, bw = 0.1, 1e9
+    t = page_load(b, rtt, bw, np.array([1460]))
+    ser = 1460 * 8 / bw
+    html = 0.05 + rtt + rtt / 2 + ser + rtt / 2  # DNS, connect, request, the HTML's one segment
+    assert t.html_done_s == pytest.approx(html)
+    assert t.onload_s == pytest.approx(html + rtt / 2 + ser + rtt / 2)  # the object's request and reply
+    many = np.full(8, 20_000)
+    one = page_load(Browser(connections=1), 0.2, 10e6, many).onload_s
+    four = page_load(Browser(connections=4), 0.2, 10e6, many).onload_s
+    assert four < one
+
+
+def test_the_trimmed_mean_drops_only_the_slow_tail():
+    x = np.r_[np.ones(95), np.full(5, 100.0)]
+    assert trimmed_mean(x, 0.05) == pytest.approx(1.0) and trimmed_mean(x, 0.0) == pytest.approx(5.95)
