@@ -50,29 +50,12 @@ import numpy as np
 import pandas as pd
 
 from pysim.harness.runners import PipeClock, Snippet, build
+from pysim.hw.smt import Program, corun_stretch
+from pysim.hw.smt import counters as smt_counters
 from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, derived, stated
 
 SAMPLE_S = 5.0  # §3.1: "The samples were taken in a 5-second period"
-
-
-@dataclass(frozen=True)
-class Program:
-    """A program's demand vector: solo time, solo instruction rate, events per instruction."""
-
-    name: str
-    solo_s: float
-    inst_per_s: float
-    l2_per_inst: float
-    fp_per_inst: float
-
-    @property
-    def l2_per_s(self) -> float:
-        return self.inst_per_s * self.l2_per_inst
-
-    @property
-    def fp_per_s(self) -> float:
-        return self.inst_per_s * self.fp_per_inst
 
 
 @dataclass(frozen=True)
@@ -151,46 +134,22 @@ def programs(p: Params) -> dict:
 
 @functools.lru_cache(maxsize=4096)
 def corun(a: Program, b: Program | None, p: Params) -> tuple:
-    """Stretches (co-run time over solo time) of two programs on one package's two logical CPUs.
-
-    Fixed point of: tau_i = e_i (1 + busy_j) + (1 - e_i)(1 + k r_j M_j) + g F_i r_j F_j, where e is the busy
-    share of solo time (solo instruction rate over the issue peak), busy_j the share of wall time the sibling
-    spends busy (its busy work stretched, over its own stretch), r = 1/tau its progress rate, M its L2 misses
-    (millions/s) and F its FP uops (1e7/s) when alone. A lone program (b None) runs at its solo speed.
-    """
+    """Stretches (co-run time over solo time) of two programs on one package's two logical CPUs: the
+    shared solver (:func:`pysim.hw.smt.corun_stretch`) with this machine's issue peak and conflicts; with
+    ``shared_package`` off (the SMP counterfactual) each runs at its solo speed."""
     if b is None or not p.shared_package:
         return 1.0, (1.0 if b is not None else np.nan)
-    peak = p.issue_peak_ginst * 1e9
-    e = np.array([min(1.0, a.inst_per_s / peak), min(1.0, b.inst_per_s / peak)])
-    m = np.array([a.l2_per_s, b.l2_per_s]) / 1e6
-    f = np.array([a.fp_per_s, b.fp_per_s]) / 1e7
-    tau, sig = np.ones(2), np.ones(2)
-    for _ in range(p.solver_iterations):
-        r = 1.0 / tau
-        busy = e * sig / tau
-        sig_new = 1.0 + busy[::-1]
-        stall = 1.0 + p.l2_conflict * r[::-1] * m[::-1]
-        tau_new = e * sig_new + (1.0 - e) * stall + p.fp_conflict * f * r[::-1] * f[::-1]
-        if np.max(np.abs(tau_new - tau)) < 1e-12:
-            tau, sig = tau_new, sig_new
-            break
-        tau, sig = 0.5 * (tau + tau_new), sig_new
-    return float(tau[0]), float(tau[1])
+    return corun_stretch(a, b, iterations=p.solver_iterations, **_smt(p))
 
 
-def l2_inflation(a: Program, b: Program | None, p: Params) -> float:
-    """How much a's L2 misses per instruction grow beside b (the evictions that stretch its stalls)."""
-    if b is None or not p.shared_package:
-        return 1.0
-    _, tb = corun(a, b, p)
-    return 1.0 + p.l2_conflict * b.l2_per_s / 1e6 / tb
+def _smt(p: Params) -> dict:
+    return {"issue_peak_inst_per_s": p.issue_peak_ginst * 1e9, "l2_conflict": p.l2_conflict,
+            "fp_conflict": p.fp_conflict}
 
 
 def counters(a: Program, b: Program | None, p: Params) -> dict:
     """Emulated /proc/pmc counts of program a in a 5-second sample beside b on its package."""
-    ta, _ = corun(a, b, p)
-    inst = a.inst_per_s * SAMPLE_S / ta
-    return {"inst": inst, "l2": inst * a.l2_per_inst * l2_inflation(a, b, p), "fp": inst * a.fp_per_inst}
+    return smt_counters(a, b if p.shared_package else None, SAMPLE_S, **_smt(p))
 
 
 def placement_times(placement: str, p: Params) -> list:
