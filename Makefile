@@ -40,7 +40,7 @@ native-test: ## C core tests, plain and under AddressSanitizer + UndefinedBehavi
 	done
 
 test: setup native-test ## C tests, pytest (units, notebooks in quick mode, browser, Docker)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 test-fast: setup native-test ## Everything but the browser and Docker tests
 	$(BIN)/python -m pytest -q -m "not browser and not docker"
