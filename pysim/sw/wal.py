@@ -194,3 +194,91 @@ class BufferManager:
             self.shadows -= sum(1 for r in self.active.values() if r != ["stolen"])
         self.active = None
         self.unforced_undo.clear()
+
+
+class RecoverableStore:
+    """A write-ahead-logged store with real contents, for testing recovery: steal and no-force.
+
+    Pages of ``page_bytes`` live on a disk (a dict) and in ``capacity_pages`` of memory (LRU). A
+    write logs the bytes' before and after images; commit appends a commit record and forces the
+    log. A dirty page may be evicted while its transaction runs (steal), but only after the log is
+    forced up to the last record that touched it (write-ahead). :meth:`crash` loses memory and the
+    log's unforced tail; :meth:`recover` redoes every logged write in order, then undoes, newest
+    first, those of transactions with no commit record, as ARIES's redo and undo passes do.
+    """
+
+    def __init__(self, capacity_pages: int, page_bytes: int):
+        if capacity_pages < 1 or page_bytes < 1:
+            raise ValueError("capacity_pages and page_bytes must be >= 1")
+        self.capacity, self.page_bytes = capacity_pages, page_bytes
+        self.disk, self.memory = {}, OrderedDict()  # page -> bytearray; memory page -> [data, dirty, last lsn]
+        self.log, self.forced = [], 0               # records; how many are on disk
+        self.txn, self.next_txn = None, 0
+
+    def _page(self, page):
+        if page in self.memory:
+            self.memory.move_to_end(page)
+        else:
+            while len(self.memory) >= self.capacity:
+                self._evict()
+            data = bytearray(self.disk.get(page, bytes(self.page_bytes)))
+            self.memory[page] = [data, False, -1]
+        return self.memory[page]
+
+    def _evict(self):
+        page, (data, dirty, lsn) = next(iter(self.memory.items()))
+        if dirty:
+            self.force(upto=lsn + 1)  # write-ahead: the page's log records reach the disk first
+            self.disk[page] = bytes(data)
+        del self.memory[page]
+
+    def force(self, upto: int | None = None):
+        self.forced = max(self.forced, len(self.log) if upto is None else upto)
+
+    def begin(self) -> int:
+        if self.txn is not None:
+            raise RuntimeError("a transaction is already running")
+        self.txn, self.next_txn = self.next_txn, self.next_txn + 1
+        return self.txn
+
+    def write(self, page: int, offset: int, data: bytes):
+        if self.txn is None:
+            raise RuntimeError("write outside a transaction")
+        if offset < 0 or offset + len(data) > self.page_bytes:
+            raise ValueError(f"write [{offset}, {offset + len(data)}) outside a {self.page_bytes}-byte page")
+        frame = self._page(page)
+        before = bytes(frame[0][offset:offset + len(data)])
+        self.log.append(("write", self.txn, page, offset, before, bytes(data)))
+        frame[0][offset:offset + len(data)] = data
+        frame[1], frame[2] = True, len(self.log) - 1
+
+    def read(self, page: int) -> bytes:
+        return bytes(self._page(page)[0])
+
+    def commit(self):
+        if self.txn is None:
+            raise RuntimeError("commit without a transaction")
+        self.log.append(("commit", self.txn))
+        self.force()  # no-force for pages, force for the log
+        self.txn = None
+
+    def crash(self):
+        """Lose memory, the running transaction and whatever of the log was not forced."""
+        self.memory.clear()
+        del self.log[self.forced:]
+        self.txn = None
+
+    def recover(self):
+        committed = {r[1] for r in self.log if r[0] == "commit"}
+        writes = [r for r in self.log if r[0] == "write"]
+        for _, _, page, offset, _, after in writes:  # redo, oldest first
+            data = bytearray(self.disk.get(page, bytes(self.page_bytes)))
+            data[offset:offset + len(after)] = after
+            self.disk[page] = bytes(data)
+        for _, txn, page, offset, before, _ in reversed(writes):  # undo the losers, newest first
+            if txn not in committed:
+                data = bytearray(self.disk[page])
+                data[offset:offset + len(before)] = before
+                self.disk[page] = bytes(data)
+        self.log.append(("end-of-recovery",))
+        self.force()
