@@ -236,3 +236,25 @@ def test_a_deferring_station_sends_at_the_end_of_the_gap_and_meets_a_back_to_bac
     # ... and most get through, though the busy station, whose backoff restarts with each frame it
     # sends, wins the contention often enough that some frames give up after 16 attempts (capture)
     assert sent.sent_packets / 2 <= sent.delivered_packets < sent.sent_packets
+
+
+def test_red_holds_an_overload_where_its_drop_curve_gives_the_drops_conservation_demands():
+    # Poisson UDP 5% over a 10 Mbit/s link, a buffer too large to overflow: every drop is RED's. The
+    # average queue settles where RED's curve, p_b = max_p (avg - min_th) / (max_th - min_th), spaced
+    # by its count so that about 2 p_b of packets drop, removes the excess; halving max_p moves it up.
+    def run(max_p, rho):
+        net = Network(rng=3)
+        a, b = net.host(), net.host()
+        link, _ = net.link(a, b, 10e6, 1e-3, queue=queues.red(5, 50, max_p=max_p, wq=0.002, limit_packets=1000))
+        net.route_shortest()
+        net.udp(a, b, pattern="poisson", rate_pps=rho * 10e6 / 8000, size=1000)
+        net.run(60.0)
+        q = net.queues().loc[link]
+        return q.mean_packets, q.drops / q.arrivals
+    assert run(0.1, 0.5)[1] == 0.0  # the average never reaches min_th
+    steep, gentle = run(0.1, 1.05), run(0.05, 1.05)
+    for max_p, (queue, dropped) in ((0.1, steep), (0.05, gentle)):
+        assert 5 < queue < 50
+        assert dropped == pytest.approx(2 * max_p * (queue - 5) / 45, rel=0.25)
+    assert steep[1] == pytest.approx(gentle[1], rel=0.1)  # the same excess to shed
+    assert gentle[0] > 1.3 * steep[0]
