@@ -1607,7 +1607,7 @@ def small_fs(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFram
 # --- then and now: mke2fs and e2fsck on sparse images, fsync on disk and in memory ---------------------------
 
 _E2FS_PATHS = ("", "/usr/sbin/", "/sbin/")
-NOW_SIZES_GB = {True: (4, 16), False: (4, 16, 64)}
+NOW_SIZES_GB = {True: (1, 4), False: (4, 16, 64)}  # quick: small images, little I/O beside other work
 
 
 def _tool(name: str) -> tuple:
