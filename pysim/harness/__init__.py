@@ -12,11 +12,11 @@
   ``strace``, giving its system-call mix and the cost of tracing it.
 """
 from pysim.harness.lmbench import BenchResult, auto_size, bench, compute_enough, loop_overhead
-from pysim.harness.runners import Measurement, Snippet, measure
-from pysim.harness.commands import CommandResult, run_command, timed_runs
+from pysim.harness.runners import Measurement, Snippet, cache_dir, measure, program_file
+from pysim.harness.commands import CommandResult, parse_value, run_command, timed_runs
 from pysim.harness.tracing import TracedRun, traced_run
 from pysim.harness.twin import SimulatedClock
 
 __all__ = ["BenchResult", "auto_size", "bench", "compute_enough", "loop_overhead", "Measurement", "Snippet",
-           "measure", "SimulatedClock", "TracedRun", "traced_run", "CommandResult", "run_command",
-           "timed_runs"]
+           "measure", "cache_dir", "program_file", "SimulatedClock", "TracedRun", "traced_run", "CommandResult",
+           "run_command", "parse_value", "timed_runs"]

@@ -123,3 +123,13 @@ def timed_runs(variants: dict, argv, *, rounds: int = 3, cwd=None, timeout_s: fl
                      "user_s": statistics.median(r.user_s for r in ok),
                      "system_s": statistics.median(r.system_s for r in ok), "reason": ""})
     return pd.DataFrame(rows).set_index("variant")
+
+
+def parse_value(text: str):
+    """A measurement program's printed value as an int, else a float, else the text itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text

@@ -136,6 +136,19 @@ def cache_dir() -> Path:
     return d
 
 
+def program_file(name: str, text: str) -> Path:
+    """``text`` written once into :func:`cache_dir` as ``name`` (rewritten only when it changed), its path.
+
+    The write goes through a temporary file and a rename, so programs started at the same time never read
+    half a file."""
+    path = cache_dir() / name
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path
+
+
 def _tool(name: str) -> str | None:
     return shutil.which(name)
 

@@ -63,8 +63,8 @@ import numpy as np
 import pandas as pd
 
 from pysim.engine import Simulation
-from pysim.harness.commands import run_command
-from pysim.harness.runners import cache_dir
+from pysim.harness.commands import parse_value, run_command
+from pysim.harness.runners import program_file
 from pysim.hw import CpuCostModel
 from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, given, stated
@@ -1326,21 +1326,7 @@ if __name__ == "__main__":
 
 def now_program() -> str:
     """The measurement program (:data:`NOW_PROGRAM`), written once into the harness's cache folder; its path."""
-    path = cache_dir() / "cmu05_economou_now.py"
-    if not path.exists() or path.read_text() != NOW_PROGRAM:
-        tmp = path.with_suffix(f".{id(path)}.tmp")
-        tmp.write_text(NOW_PROGRAM)
-        tmp.replace(path)
-    return str(path)
-
-
-def _value(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    return str(program_file("cmu05_economou_now.py", NOW_PROGRAM))
 
 
 def parse_rows(text: str) -> list:
@@ -1349,7 +1335,7 @@ def parse_rows(text: str) -> list:
     for line in text.splitlines():
         fields = line.split("\t")
         if fields[0] == "row":
-            out.append({k: _value(v) for k, _, v in (f.partition("=") for f in fields[1:])})
+            out.append({k: parse_value(v) for k, _, v in (f.partition("=") for f in fields[1:])})
     return out
 
 

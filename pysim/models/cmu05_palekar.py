@@ -54,8 +54,8 @@ import numpy as np
 import pandas as pd
 
 from pysim.engine import Simulation
-from pysim.harness.commands import run_command
-from pysim.harness.runners import cache_dir
+from pysim.harness.commands import parse_value, run_command
+from pysim.harness.runners import program_file
 from pysim.hw.disk import Disk, DiskSpec
 from pysim.hw.storage import QueuedDisk
 from pysim.models import Counterfactual, Fit
@@ -1084,21 +1084,7 @@ if __name__ == "__main__":
 
 def now_program() -> str:
     """The measurement program (:data:`NOW_PROGRAM`), written once into the harness's cache folder; its path."""
-    path = cache_dir() / "cmu05_palekar_now.py"
-    if not path.exists() or path.read_text() != NOW_PROGRAM:
-        tmp = path.with_suffix(f".{id(path)}.tmp")
-        tmp.write_text(NOW_PROGRAM)
-        tmp.replace(path)
-    return str(path)
-
-
-def _value(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    return str(program_file("cmu05_palekar_now.py", NOW_PROGRAM))
 
 
 def _run_now(python: str, what: str, args: dict) -> tuple:
@@ -1110,7 +1096,7 @@ def _run_now(python: str, what: str, args: dict) -> tuple:
         return [], (r.reason or r.stderr.strip()[-300:] or f"exit {r.returncode}")
     rows = [dict(kv.split("=", 1) for kv in line.split()) for line in r.stdout.splitlines()
             if line.startswith("experiment=")]
-    return [{k: _value(v) for k, v in row.items()} for row in rows], ""
+    return [{k: parse_value(v) for k, v in row.items()} for row in rows], ""
 
 
 def measure_now(python: str, *, quick: bool = False, rng=0, folder: str | None = None) -> dict:

@@ -56,7 +56,7 @@ import pandas as pd
 
 from pysim.engine import Simulation
 from pysim.harness.commands import run_command
-from pysim.harness.runners import cache_dir
+from pysim.harness.runners import program_file
 from pysim.hw import CpuCostModel, Disk, catalog
 from pysim.models import Counterfactual, Inputs, cells
 from pysim.params import ModelParams, assumed, from_catalog, stated
@@ -710,10 +710,7 @@ if __name__ == "__main__":
 
 def now_program() -> str:
     """The measurement program, written once into the harness's cache folder; its path."""
-    path = cache_dir() / "cmu05_sridhar_now.py"
-    if not path.exists() or path.read_text() != NOW_PROGRAM:
-        path.write_text(NOW_PROGRAM)
-    return str(path)
+    return str(program_file("cmu05_sridhar_now.py", NOW_PROGRAM))
 
 
 def measure_now(python: str, *, quick: bool = False, write_sizes=(4 * KiB, 128 * KiB), variants=VARIANTS,

@@ -65,7 +65,7 @@ import pandas as pd
 
 from pysim.engine import Simulation
 from pysim.harness.commands import run_command
-from pysim.harness.runners import cache_dir
+from pysim.harness.runners import program_file
 from pysim.hw import catalog
 from pysim.models import Counterfactual
 from pysim.params import ModelParams, assumed, from_catalog, stated
@@ -1100,14 +1100,6 @@ def heartbeat_plan(quick: bool = False, *, rng=0) -> dict:
         t += length + 2 * period
 
 
-def _script(name: str, text: str):
-    """The experiment's program, written once into the harness's cache folder."""
-    path = cache_dir() / name
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    return path
-
-
 def _lines(stdout: str) -> list:
     return [line.split(" ", 1) for line in stdout.splitlines() if line.strip()]
 
@@ -1174,7 +1166,7 @@ def measure_two_phase(*, python: str | None, quick: bool = False, plan: dict | N
     plan = plan or two_phase_plan(quick)
     if python is None:
         return {"available": False, "reason": "no Python interpreter given"}
-    argv = [python, _script("wiess02_little_twopc.py", TWO_PHASE_PY), plan["commits"], plan["warmup"],
+    argv = [python, program_file("wiess02_little_twopc.py", TWO_PHASE_PY), plan["commits"], plan["warmup"],
             plan["round_trips"], *plan["databases"]]
     r = run_command(argv, timeout_s=600.0)
     got = parse_two_phase(r.stdout) if r.available else {}
@@ -1188,7 +1180,7 @@ def measure_heartbeats(*, python: str | None, quick: bool = False, rng=0, plan: 
     plan = plan or heartbeat_plan(quick, rng=rng)
     if python is None:
         return {"available": False, "reason": "no Python interpreter given"}
-    argv = [python, _script("wiess02_little_heartbeat.py", HEARTBEAT_PY), "run", plan["period_s"],
+    argv = [python, program_file("wiess02_little_heartbeat.py", HEARTBEAT_PY), "run", plan["period_s"],
             plan["seconds"], *(f"{a!r}:{d!r}" for a, d in plan["stalls"])]
     r = run_command(argv, timeout_s=120.0 + plan["seconds"])
     got = parse_heartbeats(r.stdout) if r.available else {}
