@@ -87,3 +87,36 @@ def test_tlb_rejects_bad_page_sizes_and_geometry():
         TLB(8).run(np.arange(4, dtype=np.uint64), 3000)
     with pytest.raises(ValueError, match="multiple of ways"):
         TLB(96, ways=7)
+
+
+# --- paired entries with PID tags (pysim.hw.memory.PairedTLB) ------------------------------------
+
+def test_paired_entry_covers_both_pages_of_an_aligned_pair_only():
+    from pysim.hw.memory import PairedTLB
+
+    t = PairedTLB(64, "lru")
+    t.run(np.array([0], dtype=np.uint64), 16 * 1024)
+    assert t.run(np.array([16 * 1024], dtype=np.uint64), 16 * 1024)["misses"] == 1  # odd partner: same entry
+    assert t.run(np.array([32 * 1024], dtype=np.uint64), 16 * 1024)["misses"] == 2  # next pair: a new entry
+
+
+def test_unpaired_tlb_matches_the_plain_c_tlb_on_random_pages(seed):
+    from pysim.hw.memory import PairedTLB
+
+    addrs = np.random.default_rng(seed).integers(0, 64 << 20, 20_000).astype(np.uint64)
+    ours = PairedTLB(64, "lru", paired=False).run(addrs, 16 * 1024)["misses"]
+    assert ours == TLB(64, policy="lru").run(addrs, 16 * 1024)["misses"]
+
+
+def test_pid_tags_keep_entries_across_time_slices_and_untagged_entries_are_flushed():
+    from pysim.hw.memory import PairedTLB
+
+    a = np.arange(0, 8 * 32 * 1024, 32 * 1024, dtype=np.uint64)  # 8 pairs of 16K pages per process
+    slices = [(pid, a, 16 * 1024) for _ in range(5) for pid in (1, 2)]
+    tagged = PairedTLB(64, "lru").run_slices(slices)
+    untagged = PairedTLB(64, "lru", tagged=False).run_slices(slices)
+    assert tagged["misses"] == 16  # each process misses once per pair, then its entries survive
+    assert untagged["misses"] == 8 * len(slices)  # every switch flushes: every slice misses every pair
+    assert tagged["accesses"] == untagged["accesses"] == 8 * len(slices)
+    with pytest.raises(ValueError, match="2\\*\\*48"):
+        PairedTLB(64).run(np.array([1 << 50], dtype=np.uint64), 4096)

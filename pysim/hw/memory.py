@@ -148,6 +148,61 @@ class TLB(_Assoc):
         return self._c.misses_for_shift(page_bytes.bit_length() - 1)
 
 
+#: PIDs are tagged above every virtual address a model uses (the C TLB keys on address bits).
+PID_SHIFT = 48
+
+
+class PairedTLB:
+    """A TLB whose entries each map an aligned even/odd pair of pages of one size and carry a PID (MIPS
+    R10000, as Ganapathy and Schimmel describe it), on :class:`TLB`.
+
+    A pair of ``page`` bytes is one C-TLB page of ``2 * page`` bytes, aligned to twice the page as the
+    even sub-entry requires; the PID sits above bit 48. With ``paired=False`` an entry maps one page.
+    ``tagged=False`` models a TLB without PIDs: :meth:`run_slices` flushes it at every switch.
+    """
+
+    def __init__(self, entries: int = 64, policy: str = "random", *, paired: bool = True, tagged: bool = True,
+                 rng=0):
+        self.paired, self.tagged = paired, tagged
+        self._tlb = TLB(int(entries), policy=policy, rng=rng)
+        self._flushed = {}  # counts from before the last flush (the C TLB zeroes its own)
+
+    def run(self, addrs, page_bytes, pid: int = 0) -> dict:
+        """Feed addresses with their page sizes (one, or one per access) for process ``pid``; the counts
+        so far, as :meth:`TLB.run` gives them."""
+        a = np.asarray(addrs, dtype=np.uint64)
+        if np.any(a >> np.uint64(PID_SHIFT)):
+            raise ValueError(f"addresses must be below 2**{PID_SHIFT} (the PID lives above)")
+        if not 0 <= pid < 1 << 15:
+            raise ValueError(f"pid must be in [0, 32768), got {pid!r}")
+        tagged = a | np.uint64(pid << PID_SHIFT) if pid and self.tagged else a
+        sizes = np.asarray(page_bytes, dtype=np.uint64)
+        self._tlb.run(tagged, sizes * np.uint64(2) if self.paired else sizes)
+        return self.counts()
+
+    def flush(self) -> None:
+        """Invalidate every entry (a context switch without PIDs); the counts carry on."""
+        self._flushed = self.counts()
+        self._tlb.reset()
+
+    def run_slices(self, slices) -> dict:
+        """Time slices ``[(pid, addrs, page_bytes), ...]`` in order. Tagged entries of a process survive
+        the other processes' slices (as far as replacement leaves them); untagged, the TLB is flushed
+        whenever the process changes. Returns the counts over all slices."""
+        last = None
+        for pid, addrs, page_bytes in slices:
+            if not self.tagged and last is not None and pid != last:
+                self.flush()
+            self.run(addrs, page_bytes, pid)
+            last = pid
+        return self.counts()
+
+    def counts(self) -> dict:
+        """Accesses, hits, misses and evictions since creation, across flushes."""
+        now = self._tlb.counts()
+        return {k: v + self._flushed.get(k, 0) for k, v in now.items()}
+
+
 @dataclass(frozen=True)
 class CacheLevel:
     """One level of a machine's cache hierarchy, as a data sheet gives it."""

@@ -16,14 +16,15 @@ Regenerates the few numbers the text gives and judges the rest by claims:
   without §6.4.4's migratable-aware placement, as the kernel's share of
   memory grows.
 
-First principles. The TLB is the lab's C multi-page-size TLB, extended here
-(not in shared code) in two ways the R10000 needs: an entry maps an aligned
-even/odd *pair* of pages of one size, which the C TLB sees as one page of
-twice the size; and entries carry a PID, which the C TLB sees as address bits
-above 2**48. The fault-time page size follows §6.6: the policy's hint, mapped
-only where the page is aligned and both sub-entries' pages lie in the region;
-elsewhere the handler falls back (to the base page by default, §7: "it may be
-forced to use base pages"). The downgrade follows §6.7 with the same rule.
+First principles. The TLB is the lab's :class:`pysim.hw.memory.PairedTLB`:
+the C multi-page-size TLB, where an entry maps an aligned even/odd *pair* of
+pages of one size (one C-TLB page of twice the size) and carries a PID. The
+fault-time page size follows §6.6 (:func:`pysim.sw.pages.map_range`): the
+policy's hint, mapped only where the page is aligned and both sub-entries'
+pages lie in the region; elsewhere the handler falls back (to the base page by
+default, §7: "it may be forced to use base pages"). The downgrade follows §6.7
+with the same rule, and §6.4's allocator and coalescing daemon are
+:class:`pysim.sw.pages.PhysicalMemory`.
 Run time is compute cycles per reference plus L2 misses (the lab's C cache,
 4 MB two-way, 128-byte lines) times the memory latency plus TLB misses times
 the refill cost; the gain of a page size is the time it removes.
@@ -46,10 +47,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pysim.hw import TLB, Cache
+from pysim.hw import Cache
+from pysim.hw.memory import PairedTLB
 from pysim.models import Counterfactual, Fit, Inputs
 from pysim.params import ModelParams, assumed, calibrated, stated
 from pysim.rng import make_rng
+from pysim.sw.pages import PhysicalMemory, downgrade, map_range
 from pysim.workloads import memtrace
 
 KB = 1024
@@ -59,7 +62,6 @@ PAGE_SIZES = (4 * KB, 16 * KB, 64 * KB, 256 * KB, 1 * MB, 4 * MB, 16 * MB)
 #: The page sizes §7 ran, the first being IRIX's base page on the Origin 2000.
 RUN_SIZES_KB = (16, 64, 256, 1024)
 BENCHMARKS = ("fftpde", "turb3d", "vortex", "tomcatv", "appsp")
-PID_SHIFT = 48  # PIDs live above every virtual address the model uses (the C TLB keys on address bits)
 
 
 @dataclass(frozen=True)
@@ -121,85 +123,11 @@ COUNTERFACTUALS = (
 )
 
 
-# --- the R10000 TLB on the lab's C TLB ----------------------------------------------------
-
-
-class PairedTLB:
-    """The R10000 TLB: each entry maps an aligned even/odd pair of pages of one size and carries a PID.
-
-    Built on :class:`pysim.hw.TLB`: a pair of ``page`` bytes is one C-TLB page of ``2 * page`` bytes
-    (aligned to 2 x page, as §3 requires of the even sub-entry), and the PID sits above bit 48.
-    """
-
-    def __init__(self, entries: int = 64, policy: str = "random", *, paired: bool = True, rng=0):
-        self.paired = paired
-        self._tlb = TLB(int(entries), policy=policy, rng=rng)
-
-    def run(self, addrs, page_bytes, pid: int = 0) -> dict:
-        """Feed addresses with their page sizes (one, or one per access); counts as the C TLB's."""
-        a = np.asarray(addrs, dtype=np.uint64)
-        if np.any(a >> np.uint64(PID_SHIFT)):
-            raise ValueError("addresses must be below 2**48 (the PID lives above)")
-        if not 0 <= pid < 1 << 15:
-            raise ValueError(f"pid must be in [0, 32768), got {pid!r}")
-        tagged = a | np.uint64(pid << PID_SHIFT) if pid else a
-        sizes = np.asarray(page_bytes, dtype=np.uint64)
-        return self._tlb.run(tagged, sizes * np.uint64(2) if self.paired else sizes)
-
-    def counts(self) -> dict:
-        return self._tlb.counts()
-
-
-# --- fault-time page sizes (§6.6) and downgrade (§6.7) -------------------------------------
-
-
-def map_range(start: int, end: int, hint: int, base: int, *, paired: bool = True, fallback: str = "next") -> list:
-    """The pages the fault handler maps over [start, end): a list of (address, page bytes).
-
-    At each address the handler takes the hint if the page is aligned to its size and, with paired
-    entries, the whole even/odd pair block lies in the range (both sub-entries can be that size);
-    otherwise it retries with the next smaller size (``fallback="next"``) or the base page
-    (``"base"``). A base page is always allowed (its partner may stay invalid).
-    """
-    if start % base or end % base or end < start:
-        raise ValueError(f"range [{start}, {end}) must be whole base pages of {base}")
-    if fallback not in ("next", "base"):
-        raise ValueError(f"fallback must be 'next' or 'base', got {fallback!r}")
-    sizes = [s for s in PAGE_SIZES if base <= s <= hint][::-1] or [base]
-    if fallback == "base":
-        sizes = sorted({sizes[0], base}, reverse=True)
-    pages, va = [], start
-    while va < end:
-        for s in sizes:
-            block = 2 * s if paired and s > base else s
-            lo = va - va % block
-            if va % s == 0 and lo >= start and lo + block <= end:
-                break
-        else:
-            s = base
-        pages.append((va, s))
-        va += s
-    return pages
-
-
-def downgrade(page_bytes: int, unmap: tuple, base: int, *, paired: bool = True) -> list:
-    """§6.7: a page of ``page_bytes`` at 0 loses [unmap[0], unmap[1]); the pages that remain mapped."""
-    lo, hi = unmap
-    if not (0 <= lo < hi <= page_bytes) or lo % base or hi % base:
-        raise ValueError(f"unmap must be whole base pages inside the page, got {unmap!r}")
-    smaller = max([s for s in PAGE_SIZES if s < page_bytes] or [base])
-    out = []
-    for a, b in ((0, lo), (hi, page_bytes)):
-        if b > a:
-            out += map_range(a, b, smaller, base, paired=paired, fallback="next")
-    return out
-
-
 def figure4(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     """Figure 4: a 64 KB page over 4 KB base pages loses its last 4 KB. Index: page size. Columns: pages,
     first_kb, end_kb (the range each size covers afterwards)."""
     p = params or Params()
-    pages = downgrade(64 * KB, (60 * KB, 64 * KB), 4 * KB, paired=p.paired)
+    pages = downgrade(64 * KB, (60 * KB, 64 * KB), 4 * KB, sizes=PAGE_SIZES, paired=p.paired)
     rows = []
     for size in sorted({s for _, s in pages}, reverse=True):
         at = [a for a, s in pages if s == size]
@@ -213,7 +141,7 @@ def fault(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     base_faults."""
     rows = []
     for large, base in ((64 * KB, 4 * KB), (1 * MB, 16 * KB), (16 * MB, 16 * KB)):
-        va, size = map_range(0, 2 * large, large, base)[0]  # the even page of a pair that fits
+        va, size = map_range(0, 2 * large, large, base, sizes=PAGE_SIZES)[0]  # the even page of a pair that fits
         rows.append({"case": f"{large // KB}KB over {base // KB}KB", "base_faults": len(range(va, va + size, base))})
     return pd.DataFrame(rows).set_index("case")
 
@@ -323,7 +251,7 @@ def _counts(name: str, p: Params, rng, quick: bool) -> dict:
     l2 = Cache(p.l2_bytes, p.l2_line, p.l2_ways).run(addrs)["misses"]
     out = {"refs": int(addrs.size), "l2_misses": int(l2)}
     for kb, stream in zip(RUN_SIZES_KB, tlb_rng.spawn(len(RUN_SIZES_KB))):
-        pages = map_range(start, end, kb * KB, base, paired=p.paired, fallback=p.fallback)
+        pages = map_range(start, end, kb * KB, base, sizes=PAGE_SIZES, paired=p.paired, fallback=p.fallback)
         tlb = PairedTLB(p.tlb_entries, p.tlb_policy, paired=p.paired, rng=stream)
         out[kb] = int(tlb.run(addrs, page_of(addrs, pages))["misses"])
         out[f"mapped_{kb}"] = sum(s for _, s in pages if s == kb * KB) / (end - start)
@@ -372,82 +300,6 @@ def figure6(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame
 
 
 # --- the large-page allocator and coalescing daemon (§6.4) ----------------------------------
-
-FREE, MIGRATABLE, PINNED = 0, 1, 2
-
-
-class PhysicalMemory:
-    """Base pages with a free bitmap and per-chunk counts of migratable and pinned pages (§6.4.1, §6.4.4)."""
-
-    def __init__(self, pages: int, chunk_pages: int, placement: str, rng):
-        if pages % chunk_pages:
-            raise ValueError(f"memory of {pages} base pages is not whole chunks of {chunk_pages}")
-        self.state = np.zeros(pages, dtype=np.int8)
-        self.chunk_pages, self.placement, self.rng = chunk_pages, placement, rng
-        chunks = pages // chunk_pages
-        self.free = np.full(chunks, chunk_pages)
-        self.migratable = np.zeros(chunks, dtype=np.int64)
-
-    def allocate(self, pinned: bool) -> int:
-        """One base page: kernel (pinned) pages to the chunk with the fewest migratable pages, migratable
-        ones to the chunk with the most (§6.4.4); or a random free page."""
-        if self.placement == "random":
-            free = np.flatnonzero(self.state == FREE)
-            page = int(free[self.rng.integers(free.size)])
-        else:
-            has = self.free > 0
-            score = np.where(has, self.migratable, -1 if not pinned else np.iinfo(np.int64).max)
-            chunk = int(np.argmin(score) if pinned else np.argmax(score))
-            lo = chunk * self.chunk_pages
-            page = lo + int(np.flatnonzero(self.state[lo:lo + self.chunk_pages] == FREE)[0])
-        self.state[page] = PINNED if pinned else MIGRATABLE  # a page that cannot move
-        c = page // self.chunk_pages
-        self.free[c] -= 1
-        self.migratable[c] += 0 if pinned else 1
-        return page
-
-    def release(self, page: int) -> None:
-        c = page // self.chunk_pages
-        self.migratable[c] -= 1 if self.state[page] == MIGRATABLE else 0
-        self.free[c] += 1
-        self.state[page] = FREE
-
-    def churn(self, steps: int, utilisation: float, kernel_share: float) -> None:
-        """Random allocations and frees around ``utilisation`` of memory (a long-running system)."""
-        target = int(utilisation * self.state.size)
-        used = []
-        for _ in range(steps):
-            if len(used) < target or (self.rng.random() < 0.5 and len(used) < self.state.size):
-                used.append(self.allocate(self.rng.random() < kernel_share))
-            else:
-                i = int(self.rng.integers(len(used)))
-                used[i], used[-1] = used[-1], used[i]
-                self.release(used.pop())
-
-    def coalesce(self, level: str, mild_threshold: int, migration: bool = True) -> tuple:
-        """(large pages formed, pages migrated) by one daemon pass at ``level`` (§6.4.3).
-
-        weak: only chunks already free; mild: also chunks with no pinned page and at most
-        ``mild_threshold`` busy ones; strong: every chunk with no pinned page. Busy pages go to free
-        pages of chunks not being coalesced, least busy chunks first.
-        """
-        busy = self.chunk_pages - self.free
-        pinned = busy - self.migratable
-        whole = int(np.sum(busy == 0))
-        if level == "weak" or not migration:
-            return whole, 0
-        limit = mild_threshold if level == "mild" else self.chunk_pages
-        pool = int(self.free[busy > 0].sum())  # free pages a migrated page can go to
-        formed, moved = whole, 0
-        for c in np.argsort(busy, kind="stable"):
-            if busy[c] == 0 or pinned[c] or busy[c] > limit:
-                continue
-            if pool - self.free[c] < busy[c]:
-                break
-            pool -= self.free[c] + busy[c]
-            formed, moved = formed + 1, moved + int(busy[c])
-        return formed, moved
-
 
 KERNEL_SHARES = (0.0, 0.1, 0.2, 0.3)
 

@@ -74,6 +74,7 @@ from pysim.params import (
     stated,
 )
 from pysim.rng import make_rng
+from pysim.sw.pages import fitting_sizes
 from pysim.workloads.addresses import zipf_clustered_pages
 
 KB = 1024
@@ -316,12 +317,8 @@ def choose_page(hint: int, offset_pages: int, region: Region, region_pages: int,
         return PAGE
     while hint > PAGE and free_bytes < 4 * hint:
         hint //= 4
-    for size in sorted((s for s in catalog_sizes if s <= hint), reverse=True):
-        per = size // PAGE
-        start = offset_pages // per * per
-        if start + per <= region_pages:
-            return size
-    return PAGE
+    fits = fitting_sizes(offset_pages * PAGE, 0, region_pages * PAGE, [s for s in catalog_sizes if s <= hint], PAGE)
+    return fits[0] if fits else PAGE
 
 
 def layout(bench: Benchmark, hint: int, params: Params) -> list:
