@@ -4,7 +4,8 @@ elision commits disjoint sections and falls back to the lock when every section 
 import pytest
 
 from pysim.engine import Simulation
-from pysim.hw.coherence import LOCKS, Directory, DsmLatency, McsLock, TestAndSet, TestTestAndSet, contend
+from pysim.hw.coherence import (LOCKS, Directory, DsmLatency, McsLock, TestAndSet, TestTestAndSet, contend,
+                                 predicted_section)
 
 LAT = DsmLatency(hit_s=2e-9, memory_s=200e-9, owner_s=300e-9, invalidate_s=20e-9, occupancy_s=50e-9)
 
@@ -78,6 +79,43 @@ def test_elision_commits_disjoint_sections_and_takes_the_lock_when_all_conflict(
     assert clash["locked"] > 0 and clash["aborts"] >= 3 * clash["locked"]
 
 
+def test_value_prediction_overlaps_the_atomic_with_the_section_and_squashes_on_a_held_lock():
+    def section_time(predict, lock_value):
+        sim = Simulation()
+        lock = TestAndSet(Directory(sim, LAT), 2)
+        out = {}
+
+        def cpu1_releases():  # CPU 1 last held the lock: its line is modified in CPU 1's cache
+            yield from lock.d.store(1, lock.line, lock_value)
+
+        def cpu0():
+            yield sim.process(cpu1_releases())
+            start = sim.now
+            if predict:
+                out["ok"] = yield from predicted_section(lock, 0, [], 1e-6)
+            else:
+                yield from lock.acquire(0)
+                yield sim.timeout(1e-6)
+            out["s"] = sim.now - start
+
+        sim.process(cpu0())
+        sim.run()
+        return out
+
+    locked, predicted = section_time(False, 0), section_time(True, 0)
+    assert predicted["ok"]
+    # the atomic's three-hop miss (owner_s) is hidden under the 1 us section instead of preceding it
+    assert locked["s"] - predicted["s"] == pytest.approx(LAT.owner_s, rel=0.05)
+    assert section_time(True, 1)["ok"] is False  # the lock was held: squashed
+
+
+def test_value_prediction_mostly_fails_on_a_contended_lock():
+    sim = Simulation()
+    busy = contend(sim, TestAndSet(Directory(sim, LAT), 4), sections=40, cs_s=1e-6, data_lines=64,
+                   lines_per_section=2, predict=True, rng=6)
+    assert busy["aborts"] > busy["elided"] > 0 and busy["locked"] == busy["aborts"]
+
+
 def test_mcs_hands_over_with_a_constant_number_of_misses_per_section():
     def per_section(n):
         sim = Simulation()
@@ -93,3 +131,5 @@ def test_bad_settings_are_refused():
         contend(sim, TestAndSet(Directory(sim, LAT), 2), sections=1, cs_s=0, data_lines=1, lines_per_section=2)
     with pytest.raises(ValueError, match="silent store pair"):
         contend(sim, McsLock(Directory(sim, LAT), 2), sections=1, cs_s=0, elide=True)
+    with pytest.raises(ValueError, match="not both"):
+        contend(sim, TestAndSet(Directory(sim, LAT), 2), sections=1, cs_s=0, elide=True, predict=True)

@@ -28,7 +28,10 @@ speculatively (speculative lock elision, Rajwar and Goodman 2001): a CPU
 reads the lock, and if it is free runs the section without writing it;
 at the end it commits unless a line it used, or the lock, was written since
 it began (validation at commit, as an optimistic scheme does), else it
-retries and after ``retries`` failures takes the lock.
+retries and after ``retries`` failures takes the lock (:func:`elided_section`).
+``predict=True`` predicts the lock's atomic instead (last-value prediction, as
+Kim et al. propose): the section runs in the shadow of the test-and-set and
+commits if it returned free (:func:`predicted_section`).
 """
 from __future__ import annotations
 
@@ -255,17 +258,67 @@ class McsLock(Lock):
 LOCKS = {k.name: k for k in (TestAndSet, TestTestAndSet, TicketLock, ArrayLock, McsLock)}
 
 
+# --- running a critical section without taking the lock first ---------------------------------------
+
+def elided_section(lock: Lock, cpu, lines, cs_s: float):
+    """Speculative lock elision (Rajwar and Goodman 2001), a generator: read the lock; if it is free, read
+    ``lines`` and run the section without writing the lock; commit (the buffered stores to ``lines``
+    become visible) unless the lock or a line was written since the section began. Returns whether it
+    committed; on False nothing was written and the caller retries or takes the lock."""
+    d = lock.d
+    begin = d.sim.now
+    free = yield from d.load(cpu, lock.line)
+    if free not in (0, None):
+        return False
+    for line in lines:
+        yield from d.load(cpu, line)
+    yield d.sim.timeout(cs_s)
+    if any(d.writes_at.get(x, -1.0) > begin for x in [*lines, lock.line]):
+        return False
+    for line in lines:  # commit: the writes become visible
+        yield from d.store(cpu, line, cpu)
+    return True
+
+
+def predicted_section(lock: Lock, cpu, lines, cs_s: float):
+    """Last-value prediction of the lock's atomic (Kim et al. §6.2), a generator: the test-and-set goes out
+    and the section runs in its shadow, reading ``lines``, with the lock predicted free. If the atomic
+    returns free the prediction held: the stores commit and the CPU holds the lock (the caller releases
+    it); otherwise the section is squashed and False returned (the caller re-executes under the lock)."""
+    d, sim = lock.d, lock.d.sim
+    old = [None]
+
+    def atomic():
+        old[0] = yield from d.rmw(cpu, lock.line, lambda v: 1)
+
+    def shadow():
+        for line in lines:
+            yield from d.load(cpu, line)
+        yield sim.timeout(cs_s)
+
+    yield sim.all_of([sim.process(atomic()), sim.process(shadow())])
+    if old[0] != 0:
+        return False
+    for line in lines:
+        yield from d.store(cpu, line, cpu)
+    return True
+
+
 def contend(sim, lock: Lock, *, sections: int, cs_s: float, think_s: float = 0.0, data_lines: int = 0,
-            lines_per_section: int = 0, elide: bool = False, retries: int = 3, rng=0) -> dict:
+            lines_per_section: int = 0, elide: bool = False, predict: bool = False, retries: int = 3,
+            rng=0) -> dict:
     """``lock.cpus`` CPUs each run ``sections`` critical sections of ``cs_s`` that write
     ``lines_per_section`` of ``data_lines`` shared lines (drawn at random), with ``think_s``
     (exponential) between. Returns throughput, acquire latency, handoff time, the grants
     ((cpu, asked, acquired) in acquisition order), elision outcomes and the directory's counts."""
     if sections < 1 or cs_s < 0 or think_s < 0 or lines_per_section > data_lines or retries < 0:
         raise ValueError("sections >= 1, non-negative times, lines_per_section <= data_lines, retries >= 0")
-    if elide and not lock.elidable:
-        raise ValueError(f"a {lock.name} lock cannot be elided: its acquire and release change the lock's lines "
-                         "(a ticket, a queue node), so they are not a silent store pair")
+    if elide and predict:
+        raise ValueError("choose elide or predict, not both")
+    if (elide or predict) and not lock.elidable:
+        raise ValueError(f"a {lock.name} lock cannot be {'elided' if elide else 'predicted'}: its acquire and "
+                         "release change the lock's lines (a ticket, a queue node), so they are not a silent "
+                         "store pair")
     d, gen = lock.d, make_rng(rng)
     stats = {"acquire_s": [], "handoff_s": [], "grants": [], "elided": 0, "aborts": 0, "locked": 0}
     last_release = [math.nan]
@@ -275,36 +328,29 @@ def contend(sim, lock: Lock, *, sections: int, cs_s: float, think_s: float = 0.0
             yield from d.store(cpu, ("data", line), cpu)
         yield sim.timeout(cs_s)
 
-    def speculate(cpu, lines):
-        begin = sim.now
-        free = yield from d.load(cpu, lock.line)
-        if free not in (0, None):
-            return False
-        for line in lines:
-            yield from d.load(cpu, ("data", line))
-        yield sim.timeout(cs_s)
-        used = [("data", x) for x in lines] + [lock.line]
-        if any(d.writes_at.get(x, -1.0) > begin for x in used):
-            return False
-        for line in lines:  # commit: the writes become visible
-            yield from d.store(cpu, ("data", line), cpu)
-        return True
-
     def cpu_loop(cpu):
         for _ in range(sections):
             if think_s:
                 yield sim.timeout(gen.exponential(think_s))
             lines = list(gen.choice(data_lines, lines_per_section, replace=False)) if lines_per_section else []
             asked = sim.now
+            keys = [("data", x) for x in lines]
             if elide:
                 for _ in range(retries):
-                    if (yield from speculate(cpu, lines)):
+                    if (yield from elided_section(lock, cpu, keys, cs_s)):
                         stats["elided"] += 1
                         break
                     stats["aborts"] += 1
                 else:
                     yield from _locked(cpu, lines, asked)
                 continue
+            if predict:
+                if (yield from predicted_section(lock, cpu, keys, cs_s)):
+                    stats["elided"] += 1
+                    last_release[0] = sim.now
+                    yield from lock.release(cpu)
+                    continue
+                stats["aborts"] += 1
             yield from _locked(cpu, lines, asked)
 
     def _locked(cpu, lines, asked):

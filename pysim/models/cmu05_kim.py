@@ -50,7 +50,8 @@ import pandas as pd
 
 from pysim.engine import Simulation
 from pysim.harness import measure as harness_measure
-from pysim.hw.coherence import LOCKS, Directory, DsmLatency, TestAndSet, TestTestAndSet
+from pysim.hw.coherence import (LOCKS, Directory, DsmLatency, TestAndSet, TestTestAndSet, elided_section,
+                                 predicted_section)
 from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, derived, given, stated
 from pysim.rng import make_rng
@@ -286,41 +287,15 @@ class LockLoop:
         yield self.sim.timeout(self.cs_s)
 
     def speculate(self, cpu, k, lines):
-        lock, begin = self.locks[k], self.sim.now
-        d = lock.d
-        v = yield from d.load(cpu, lock.line)
-        if v not in (0, None):
-            return False
-        for line in lines:
-            yield from d.load(cpu, line)
-        yield self.sim.timeout(self.cs_s)
-        if any(d.writes_at.get(x, -1.0) > begin for x in lines + [lock.line]):
-            return False
-        for line in lines:  # commit: the buffered writes become visible
-            yield from d.store(cpu, line, cpu)
-        return True
+        return (yield from elided_section(self.locks[k], cpu, lines, self.cs_s))
 
     def predict(self, cpu, k, lines):
         """§6.2: the atomic goes out; the section runs in its shadow with the value predicted 'free'."""
-        lock = self.locks[k]
-        d, asked = lock.d, self.sim.now
-        old = [None]
-
-        def atomic():
-            old[0] = yield from d.rmw(cpu, lock.line, lambda v: 1)
-
-        def shadow():
-            for line in lines:
-                yield from d.load(cpu, line)
-            yield self.sim.timeout(self.cs_s)
-
-        yield self.sim.all_of([self.sim.process(atomic()), self.sim.process(shadow())])
-        if old[0] != 0:       # mispredicted: the lock was held; squash and re-execute under the lock
-            self.aborts += 1
+        lock, asked = self.locks[k], self.sim.now
+        if not (yield from predicted_section(lock, cpu, lines, self.cs_s)):
+            self.aborts += 1  # mispredicted: the lock was held; squash and re-execute under the lock
             return False
         self.elided += 1
-        for line in lines:    # the prediction held: this CPU owns the lock; commit and release
-            yield from d.store(cpu, line, cpu)
         t = self.sim.now
         yield from lock.release(cpu)
         self.free_at[k] = self.sim.now
