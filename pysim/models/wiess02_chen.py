@@ -13,10 +13,12 @@ values. What the lab regenerates is the paper's *world* and its *pipeline*, judg
   :mod:`pysim.network`), then the browser's layout; the monitor's fetch time with the cookie (from the
   click) and without it (from the first HTML byte);
 * a population: connection classes (LAN, broadband, dialup) whose mix follows the hour (work LANs by day,
-  home dialup by night, §4.2) and a diurnal request rate (Figure 4's shape);
-* a cluster (§4.3, :class:`Cluster`): five M/G/c servers (one four-way, four eight-way) behind a
-  balancer that equalises CPU utilisation (or round robin), on the shared engine; server 5 runs "beta
-  software" that batches requests (holds them for a window, then runs them with less CPU each);
+  home dialup by night, §4.2) and a diurnal request rate (Figure 4's shape), from
+  :mod:`pysim.workloads.traffic`;
+* a cluster (§4.3, :class:`Cluster` over :class:`pysim.sw.web.Cluster`): five M/G/c servers (one
+  four-way, four eight-way) behind a balancer that equalises CPU utilisation (or round robin), on the
+  shared engine; server 5 runs "beta software" that batches requests (holds them for a window, then runs
+  them with less CPU each);
 * the pipeline: 180 s trim and its < 5% check, a true 5% trimmed mean beside it, per-hour and per-server
   means, a subnet's contribution to a group mean (Table 1), the slowest /24s above a 0.1% traffic floor
   (Table 2).
@@ -50,7 +52,9 @@ from pysim.harness.commands import run_command
 from pysim.models import Counterfactual, Fit, Inputs
 from pysim.params import ModelParams, assumed, calibrated, given, stated
 from pysim.rng import make_rng
-from pysim.sw.web import PageTiming, page_load, transfer_s, trimmed_mean  # noqa: F401 (the notebook's)
+from pysim.sw import web
+from pysim.sw.web import PageTiming, Server, page_load, transfer_s, trimmed_mean  # noqa: F401 (the notebook's)
+from pysim.workloads import traffic
 from pysim.workloads.traffic import web_objects
 
 CLASSES = ("lan", "broadband", "dialup")
@@ -196,23 +200,15 @@ COUNTERFACTUALS = (
 
 # --- the page load ------------------------------------------------------------------------------------
 
-def home_share(p: Params, hour: float) -> float:
-    """Share of views from home at ``hour``: the day value through working hours (9-17 h), the night value
-    outside, with two-hour ramps."""
-    h = hour % 24
-    day = float(np.clip(min(h - 7, 19 - h) / 2, 0, 1))
-    return p.home_share_night + (p.home_share_day - p.home_share_night) * day
-
-
 def class_mix(p: Params, hour: float) -> np.ndarray:
-    """Shares of (lan, broadband, dialup) views at ``hour``."""
-    home = home_share(p, hour)
-    return np.array([1 - home, home * (1 - p.dialup_of_home), home * p.dialup_of_home])
+    """Shares of (lan, broadband, dialup) views at ``hour`` (:func:`pysim.workloads.traffic.class_mix`)."""
+    return traffic.class_mix(hour, home_day=p.home_share_day, home_night=p.home_share_night,
+                             dialup_of_home=p.dialup_of_home)
 
 
 def load_shape(p: Params, hour: float) -> float:
-    """Request rate at ``hour`` as a fraction of the peak: a raised cosine from the trough to the peak."""
-    return p.trough_fraction + (1 - p.trough_fraction) * 0.5 * (1 + math.cos(2 * math.pi * (hour - p.peak_hour) / 24))
+    """Request rate at ``hour`` as a fraction of the peak (:func:`pysim.workloads.traffic.diurnal_load`)."""
+    return traffic.diurnal_load(hour, peak_hour=p.peak_hour, trough_fraction=p.trough_fraction)
 
 
 def _pages(p: Params, n: int, g: np.random.Generator) -> list:
@@ -265,79 +261,24 @@ def _replace(p: Params, **changes) -> Params:
 
 # --- §4.3: the cluster -------------------------------------------------------------------------------
 
-class Server:
-    """An M/G/c server on the engine: c CPUs as a resource; a batching server holds arrivals for a window
-    and then releases them together, each needing (1 - saving) of the CPU."""
-
-    def __init__(self, sim: Simulation, index: int, cpus: int, batching: bool, p: Params):
-        self.sim, self.index, self.c, self.batching, self.p = sim, index, cpus, batching, p
-        self.cpu = sim.resource(cpus)
-        self.busy_s = 0.0                  # CPU-seconds completed, for the balancer's samples
-        self.pending = []                  # requests waiting for the batch window
-        self.records = []                  # (arrival, done, hour)
-        self._open = []                    # start times of jobs holding a CPU, for partial-interval accounting
-        if batching and p.batch_window_s > 0:
-            sim.process(self._batcher())
-
-    def submit(self, cpu_s: float, hour: int):
-        if self.batching and self.p.batch_window_s > 0:
-            ev = self.sim.event()
-            self.pending.append(ev)
-            self.sim.process(self._job(cpu_s * (1 - self.p.batch_cpu_saving), hour, ev))
-        else:
-            self.sim.process(self._job(cpu_s * ((1 - self.p.batch_cpu_saving) if self.batching else 1), hour, None))
-
-    def _batcher(self):
-        while True:
-            yield self.sim.timeout(self.p.batch_window_s)
-            batch, self.pending = self.pending, []
-            for ev in batch:
-                ev.succeed()
-
-    def _job(self, cpu_s: float, hour: int, hold):
-        sim = self.sim
-        t0 = sim.now
-        if hold is not None:
-            yield hold
-        with self.cpu.request() as r:
-            yield r
-            start = sim.now
-            self._open.append(start)
-            yield sim.timeout(cpu_s)
-            self._open.remove(start)
-            self.busy_s += cpu_s
-        self.records.append((t0, sim.now, hour))
-
-    def busy_until_now(self) -> float:
-        """CPU-seconds used up to now, counting jobs in service."""
-        return self.busy_s + sum(self.sim.now - s for s in self._open)
-
-
 class Cluster:
-    """The site: Poisson arrivals at the hour's rate, a balancer over the servers, a time-compressed day."""
+    """The site: Poisson arrivals at the hour's rate, over :class:`pysim.sw.web.Cluster` (the balancer and
+    the M/G/c servers, one of them batching), in a time-compressed day."""
 
     def __init__(self, p: Params, hour_s: float, g: np.random.Generator):
         self.p, self.hour_s, self.g = p, hour_s, g
         self.sim = Simulation()
-        self.servers = [Server(self.sim, i + 1, int(c), p.batching_server == i + 1, p) for i, c in enumerate(p.cpus)]
-        n = len(self.servers)
-        self.weights = np.full(n, 1.0 / n)
-        self.rr = 0
+        self.servers = [Server(self.sim, i + 1, int(c), batching=p.batching_server == i + 1,
+                               batch_window_s=p.batch_window_s, batch_saving=p.batch_cpu_saving)
+                        for i, c in enumerate(p.cpus)]
         self.peak_rate = p.peak_utilisation * sum(p.cpus) / p.cpu_s
         self.start = p.warmup_s
         self.sim.process(self._arrivals())
-        if p.balancer == "least-cpu":
-            self.sim.process(self._sampler())
+        self.balancer = web.Cluster(self.sim, self.servers, p.balancer, rng=g, sample_s=p.sample_s, gain=p.gain,
+                                    start_level=p.peak_utilisation * load_shape(p, 0.5))
 
     def hour_at(self, t: float) -> int:
         return int(max(t - self.start, 0) // self.hour_s) % 24 if t >= self.start else 0
-
-    def _pick(self) -> Server:
-        if self.p.balancer == "round-robin":
-            self.rr = (self.rr + 1) % len(self.servers)
-            return self.servers[self.rr]
-        i = int(np.searchsorted(np.cumsum(self.weights), self.g.random() * self.weights.sum()))
-        return self.servers[min(i, len(self.servers) - 1)]
 
     def _arrivals(self):
         sim, g = self.sim, self.g
@@ -345,22 +286,7 @@ class Cluster:
             hour = self.hour_at(sim.now)
             rate = self.peak_rate * load_shape(self.p, hour + 0.5)
             yield sim.timeout(g.exponential(1 / rate))
-            self._pick().submit(g.exponential(self.p.cpu_s), self.hour_at(sim.now))
-
-    def _sampler(self):
-        sim, p = self.sim, self.p
-        last = [0.0] * len(self.servers)
-        level = p.peak_utilisation * load_shape(p, 0.5)
-        while True:
-            yield sim.timeout(p.sample_s)
-            used = [s.busy_until_now() for s in self.servers]
-            util = np.array([(u - l) / (s.c * p.sample_s) for u, l, s in zip(used, last, self.servers)])
-            last = used
-            # the gap to the mean, relative to the cluster's utilisation smoothed over ~30 s (a burst on
-            # one server must not shrink its own penalty by raising the divisor)
-            level = level + min(p.sample_s / 30.0, 1.0) * (float(util.mean()) - level)
-            self.weights = self.weights * np.exp(-p.gain * (util - util.mean()) / max(level, 0.02))
-            self.weights = np.clip(self.weights / self.weights.sum(), 1e-4, None)
+            self.balancer.pick().submit(g.exponential(self.p.cpu_s), self.hour_at(sim.now))
 
     def run(self) -> pd.DataFrame:
         """Run the day; one row per completed request measured (arrival after the warm-up):
@@ -371,7 +297,7 @@ class Cluster:
         for s in self.servers:
             for t0, t1, hour in s.records:
                 if self.start <= t0 < end:
-                    rows.append((s.index, int((t0 - self.start) // self.hour_s), t1 - t0))
+                    rows.append((s.name, int((t0 - self.start) // self.hour_s), t1 - t0))
         return pd.DataFrame(rows, columns=["server", "hour", "server_s"])
 
 

@@ -8,6 +8,12 @@ persistent connections sharing the bottleneck, then the browser's layout;
 :class:`PageTiming` holds its first byte, HTML done and ``onload``.
 :func:`trimmed_mean` drops the slow tail of a right-skewed latency sample.
 
+:class:`Cluster` is the site behind the pages: M/G/c :class:`Server` s on
+the engine (c CPUs each; a batching server holds requests for a window and
+runs them with less CPU each) behind a round-robin or a least-CPU balancer,
+which samples each server's CPU utilisation and shifts weight away from the
+busier ones.
+
 The settings of a page and a browser are read off any object that has them
 by name (``html_bytes``, ``connections``, ``mss_bytes``, ``initial_cwnd``,
 ``dns_s``, ``head_s``, ``flush_head``, ``object_server_s``,
@@ -122,4 +128,102 @@ def trimmed_mean(x: np.ndarray, share: float = 0.05) -> float:
     keep = len(x) - int(math.floor(share * len(x)))
     return float(x[:keep].mean())
 
+
+# --- the servers behind the pages -------------------------------------------------------------------
+
+class Server:
+    """An M/G/c server on the engine: ``cpus`` CPUs as a resource. With ``batch_window_s`` > 0 arrivals
+    wait for the end of the current window and are then released together; a batching server's requests
+    each need ``1 - batch_saving`` of their CPU time. Completed requests are kept as ``records``:
+    (arrival, done, tag)."""
+
+    def __init__(self, sim, name, cpus: int, *, batching: bool = False, batch_window_s: float = 0.0,
+                 batch_saving: float = 0.0):
+        if cpus < 1 or batch_window_s < 0 or not 0 <= batch_saving < 1:
+            raise ValueError(f"need cpus >= 1, batch_window_s >= 0 and 0 <= batch_saving < 1, got "
+                             f"{cpus}, {batch_window_s}, {batch_saving}")
+        self.sim, self.name, self.c = sim, name, cpus
+        self.batching, self.window_s, self.saving = batching, batch_window_s, batch_saving
+        self.cpu = sim.resource(cpus)
+        self.busy_s = 0.0                  # CPU-seconds completed, for the balancer's samples
+        self.pending = []                  # requests waiting for the batch window
+        self.records = []
+        self._open = []                    # start times of jobs holding a CPU, for partial-interval accounting
+        if batching and batch_window_s > 0:
+            sim.process(self._batcher())
+
+    def submit(self, cpu_s: float, tag=None) -> None:
+        """A request needing ``cpu_s`` of one CPU (less on a batching server)."""
+        need = cpu_s * (1 - self.saving) if self.batching else cpu_s
+        hold = None
+        if self.batching and self.window_s > 0:
+            hold = self.sim.event()
+            self.pending.append(hold)
+        self.sim.process(self._job(need, tag, hold))
+
+    def _batcher(self):
+        while True:
+            yield self.sim.timeout(self.window_s)
+            batch, self.pending = self.pending, []
+            for ev in batch:
+                ev.succeed()
+
+    def _job(self, cpu_s: float, tag, hold):
+        sim = self.sim
+        t0 = sim.now
+        if hold is not None:
+            yield hold
+        with self.cpu.request() as r:
+            yield r
+            start = sim.now
+            self._open.append(start)
+            yield sim.timeout(cpu_s)
+            self._open.remove(start)
+            self.busy_s += cpu_s
+        self.records.append((t0, sim.now, tag))
+
+    def busy_until_now(self) -> float:
+        """CPU-seconds used up to now, counting jobs in service."""
+        return self.busy_s + sum(self.sim.now - s for s in self._open)
+
+
+class Cluster:
+    """Servers behind a balancer. ``"round-robin"`` takes the servers in turn; ``"least-cpu"`` picks at
+    random by weights, and every ``sample_s`` samples each server's CPU utilisation u and sets
+    w <- w exp(-gain (u - mean u) / level), where level is the cluster's utilisation smoothed over
+    ``smoothing_s`` (from ``start_level``), so a burst on one server does not shrink its own penalty."""
+
+    BALANCERS = ("round-robin", "least-cpu")
+
+    def __init__(self, sim, servers, balancer: str, *, rng, sample_s: float = 1.0, gain: float = 1.0,
+                 start_level: float = 0.5, smoothing_s: float = 30.0):
+        if balancer not in self.BALANCERS:
+            raise ValueError(f"balancer must be one of {self.BALANCERS}, got {balancer!r}")
+        if not servers or sample_s <= 0:
+            raise ValueError("need at least one server and sample_s > 0")
+        self.sim, self.servers, self.balancer, self.g = sim, list(servers), balancer, rng
+        self.sample_s, self.gain, self.smoothing_s, self.level = sample_s, gain, smoothing_s, start_level
+        self.weights = np.full(len(self.servers), 1.0 / len(self.servers))
+        self.rr = 0
+        if balancer == "least-cpu":
+            sim.process(self._sampler())
+
+    def pick(self) -> Server:
+        if self.balancer == "round-robin":
+            self.rr = (self.rr + 1) % len(self.servers)
+            return self.servers[self.rr]
+        i = int(np.searchsorted(np.cumsum(self.weights), self.g.random() * self.weights.sum()))
+        return self.servers[min(i, len(self.servers) - 1)]
+
+    def _sampler(self):
+        sim = self.sim
+        last = [0.0] * len(self.servers)
+        while True:
+            yield sim.timeout(self.sample_s)
+            used = [s.busy_until_now() for s in self.servers]
+            util = np.array([(u - l) / (s.c * self.sample_s) for u, l, s in zip(used, last, self.servers)])
+            last = used
+            self.level += min(self.sample_s / self.smoothing_s, 1.0) * (float(util.mean()) - self.level)
+            self.weights = self.weights * np.exp(-self.gain * (util - util.mean()) / max(self.level, 0.02))
+            self.weights = np.clip(self.weights / self.weights.sum(), 1e-4, None)
 

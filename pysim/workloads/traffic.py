@@ -10,8 +10,13 @@ and boot storms.
   (a large I frame, then smaller P frames), jittered.
 * :func:`boot_storm` gives the request times of clients that all boot
   within a window, each fetching its boot files in turn.
+* :func:`diurnal_load` and :func:`class_mix` are a day of users: the request
+  rate by hour, and the share of each connection class (LAN at work,
+  broadband or dial-up at home) by hour.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
@@ -83,3 +88,32 @@ def boot_storm(clients: int, window_s: float, files, *, think_s: float = 0.0, rn
     rows = [{"client": c, "file": k, "bytes": int(size), "time_s": t0 + k * think_s}
             for c, t0 in enumerate(starts) for k, size in enumerate(files)]
     return pd.DataFrame(rows, columns=["client", "file", "bytes", "time_s"])
+
+
+# --- the day's users ----------------------------------------------------------------------------------
+
+def diurnal_load(hour: float, *, peak_hour: float, trough_fraction: float) -> float:
+    """Request rate at ``hour`` (0-24, wrapping) as a fraction of the peak: a raised cosine from
+    ``trough_fraction`` twelve hours from the peak up to 1 at ``peak_hour``."""
+    if not 0 <= trough_fraction <= 1:
+        raise ValueError(f"trough_fraction must be in [0, 1], got {trough_fraction}")
+    return trough_fraction + (1 - trough_fraction) * 0.5 * (1 + math.cos(2 * math.pi * (hour - peak_hour) / 24))
+
+
+def home_share(hour: float, *, day: float, night: float) -> float:
+    """Share of users at home at ``hour``: ``day`` through working hours (9-17 h), ``night`` outside,
+    with two-hour ramps (7-9 h and 17-19 h)."""
+    h = hour % 24
+    ramp = float(np.clip(min(h - 7, 19 - h) / 2, 0, 1))
+    return night + (day - night) * ramp
+
+
+def class_mix(hour: float, *, home_day: float, home_night: float, dialup_of_home: float) -> np.ndarray:
+    """Shares of (LAN, broadband, dial-up) users at ``hour``: users away from home are on a LAN; those at
+    home are on dial-up with share ``dialup_of_home``, broadband otherwise."""
+    for name, v in (("home_day", home_day), ("home_night", home_night), ("dialup_of_home", dialup_of_home)):
+        if not 0 <= v <= 1:
+            raise ValueError(f"{name} must be in [0, 1], got {v}")
+    home = home_share(hour, day=home_day, night=home_night)
+    return np.array([1 - home, home * (1 - dialup_of_home), home * dialup_of_home])
+

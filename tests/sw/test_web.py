@@ -32,3 +32,54 @@ def test_a_page_with_one_object_by_hand_and_more_connections_help_a_fast_path():
 def test_the_trimmed_mean_drops_only_the_slow_tail():
     x = np.r_[np.ones(95), np.full(5, 100.0)]
     assert trimmed_mean(x, 0.05) == pytest.approx(1.0) and trimmed_mean(x, 0.0) == pytest.approx(5.95)
+
+
+# --- the servers behind the pages ----------------------------------------------------------------------
+
+def _site(balancer, *, batching_saving=0.0, cpus=(4, 4), rate=20.0, cpu_s=0.1, until=2000.0, seed=0):
+    from pysim.engine import Simulation
+    from pysim.sw.web import Cluster, Server
+
+    sim, g = Simulation(), np.random.default_rng(seed)
+    servers = [Server(sim, i, c, batching=(i == len(cpus) - 1 and batching_saving > 0), batch_window_s=0.5,
+                      batch_saving=batching_saving) for i, c in enumerate(cpus)]
+    site = Cluster(sim, servers, balancer, rng=g, sample_s=1.0, gain=1.0, start_level=0.5)
+
+    def arrivals():
+        while True:
+            yield sim.timeout(g.exponential(1 / rate))
+            site.pick().submit(g.exponential(cpu_s))
+
+    sim.process(arrivals())
+    sim.run(until=until)
+    return servers
+
+
+def test_one_server_is_an_mmc_queue_with_erlang_c_waits():
+    from pysim.queueing import mmc_mean_wait
+
+    (server,) = _site("round-robin", cpus=(3,), rate=24.0, cpu_s=0.1, until=20_000.0, seed=1)
+    times = np.array([done - arrived for arrived, done, _ in server.records[1000:]])
+    expected = mmc_mean_wait(24.0, 10.0, 3) + 0.1
+    assert times.mean() == pytest.approx(expected, rel=0.05)
+
+
+def test_round_robin_splits_requests_evenly_and_least_cpu_favours_the_cheaper_server():
+    rr = [len(s.records) for s in _site("round-robin", batching_saving=0.4)]
+    assert abs(rr[0] - rr[1]) <= 10  # submitted in turn; a few are still in service at the end
+    least = [len(s.records) for s in _site("least-cpu", batching_saving=0.4)]
+    # the batching server needs 40% less CPU a request: equal utilisation gives it about 1/0.6 the requests
+    assert least[1] / least[0] == pytest.approx(1 / 0.6, rel=0.15)
+    plain = [len(s.records) for s in _site("least-cpu")]
+    assert plain[1] / plain[0] == pytest.approx(1.0, rel=0.1)
+
+
+def test_bad_cluster_settings_are_named():
+    from pysim.engine import Simulation
+    from pysim.sw.web import Cluster, Server
+
+    sim = Simulation()
+    with pytest.raises(ValueError, match="balancer"):
+        Cluster(sim, [Server(sim, 0, 1)], "fastest", rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="cpus"):
+        Server(sim, 0, 0)

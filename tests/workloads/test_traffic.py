@@ -40,3 +40,24 @@ def test_a_boot_storm_starts_every_client_in_the_window_and_fetches_files_in_tur
     assert np.diff(first.time_s).tolist() == [0.5, 0.5]
     with pytest.raises(ValueError):
         boot_storm(-1, 1.0, [1])
+
+
+def test_the_diurnal_load_peaks_at_its_hour_and_bottoms_out_twelve_hours_later():
+    from pysim.workloads.traffic import diurnal_load
+
+    hours = np.linspace(0, 24, 97)
+    load = np.array([diurnal_load(h, peak_hour=14, trough_fraction=0.2) for h in hours])
+    assert hours[load.argmax()] == 14 and hours[load.argmin()] == 2
+    assert load.max() == pytest.approx(1.0) and load.min() == pytest.approx(0.2)
+
+
+def test_the_class_mix_moves_users_home_after_work_and_sums_to_one():
+    from pysim.workloads.traffic import class_mix
+
+    kw = {"home_day": 0.3, "home_night": 0.9, "dialup_of_home": 0.5}
+    noon, night, evening = class_mix(12, **kw), class_mix(3, **kw), class_mix(18, **kw)
+    assert noon == pytest.approx([0.7, 0.15, 0.15]) and night == pytest.approx([0.1, 0.45, 0.45])
+    assert noon[0] > evening[0] > night[0]  # the ramp: half way home at 18 h
+    assert all(m.sum() == pytest.approx(1.0) for m in (noon, night, evening))
+    with pytest.raises(ValueError, match="dialup_of_home"):
+        class_mix(12, home_day=0.3, home_night=0.9, dialup_of_home=1.5)
