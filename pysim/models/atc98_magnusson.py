@@ -61,8 +61,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pysim.harness import interp
 from pysim.harness.commands import run_command
-from pysim.harness.runners import Snippet, build, measure
+from pysim.harness.interp import PROGRAM_DECLS, TRIPS, measure_dispatch
+from pysim.harness.runners import Snippet, build
 from pysim.hw import CpuCostModel
 from pysim.hw.hierarchy import NumaNode
 from pysim.hw.memory import Cache
@@ -358,83 +360,6 @@ def numa(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
 
 # --- then vs now: interpreters on this machine ------------------------------------------------------
 
-#: The bytecode: r0 counts down from N; each trip does r1 = r1 * 3 + r0; r2 ^= r1 >> 7; the loop
-#: is 5 bytecodes (MUL3, ADD, SHX, DEC, JNZ). Operands are implicit, so every variant does the same work.
-PROGRAM_DECLS = r"""
-enum { MUL3, ADD, SHX, DEC, JNZ, HALT };
-static const unsigned char prog[] = { MUL3, ADD, SHX, DEC, JNZ, HALT };
-typedef struct { uint64_t r0, r1, r2; const unsigned char *pc; } vm_t;
-static uint64_t native_loop(uint64_t n) {
-    uint64_t r1 = 1, r2 = 0;
-    for (uint64_t r0 = n; r0 != 0; r0--) { r1 = r1 * 3 + r0; r2 ^= r1 >> 7; __asm__ volatile("" : "+r"(r2)); }
-    return r1 ^ r2;
-}
-static uint64_t run_switch(uint64_t n) {
-    vm_t v = { n, 1, 0, prog };
-    for (;;) {
-        switch (*v.pc) {
-        case MUL3: v.r1 *= 3; v.pc++; break;
-        case ADD: v.r1 += v.r0; v.pc++; break;
-        case SHX: v.r2 ^= v.r1 >> 7; v.pc++; break;
-        case DEC: v.r0--; v.pc++; break;
-        case JNZ: v.pc = v.r0 ? prog : v.pc + 1; break;
-        default: return v.r1 ^ v.r2;
-        }
-    }
-}
-static uint64_t run_goto(uint64_t n) {
-    static void *labels[] = { &&mul3, &&add, &&shx, &&dec, &&jnz, &&halt };
-    uint64_t r0 = n, r1 = 1, r2 = 0; const unsigned char *pc = prog;
-#define NEXT goto *labels[*pc]
-    NEXT;
-mul3: r1 *= 3; pc++; NEXT;
-add: r1 += r0; pc++; NEXT;
-shx: r2 ^= r1 >> 7; pc++; NEXT;
-dec: r0--; pc++; NEXT;
-jnz: pc = r0 ? prog : pc + 1; NEXT;
-halt: return r1 ^ r2;
-#undef NEXT
-}
-typedef uint64_t (*op_t)(uint64_t, uint64_t, uint64_t, const unsigned char *);
-static const op_t ops[6];
-#define TAIL(r0, r1, r2, pc) return ops[*(pc)](r0, r1, r2, pc)
-static uint64_t t_mul3(uint64_t r0, uint64_t r1, uint64_t r2, const unsigned char *pc) { TAIL(r0, r1 * 3, r2, pc + 1); }
-static uint64_t t_add(uint64_t r0, uint64_t r1, uint64_t r2, const unsigned char *pc) { TAIL(r0, r1 + r0, r2, pc + 1); }
-static uint64_t t_shx(uint64_t r0, uint64_t r1, uint64_t r2, const unsigned char *pc) { TAIL(r0, r1, r2 ^ (r1 >> 7), pc + 1); }
-static uint64_t t_dec(uint64_t r0, uint64_t r1, uint64_t r2, const unsigned char *pc) { TAIL(r0 - 1, r1, r2, pc + 1); }
-static uint64_t t_jnz(uint64_t r0, uint64_t r1, uint64_t r2, const unsigned char *pc) { TAIL(r0, r1, r2, r0 ? prog : pc + 1); }
-static uint64_t t_halt(uint64_t r0, uint64_t r1, uint64_t r2, const unsigned char *pc) { (void)r0; (void)pc; return r1 ^ r2; }
-static const op_t ops[6] = { t_mul3, t_add, t_shx, t_dec, t_jnz, t_halt };
-static uint64_t run_tail(uint64_t n) { return ops[prog[0]](n, 1, 0, prog); }
-"""
-
-#: One timed iteration runs the loop for this many trips (so a try lasts long enough to time well).
-TRIPS = 1000
-VARIANTS = {"native C": "native_loop", "switch": "run_switch", "computed goto": "run_goto",
-            "tail calls": "run_tail"}
-
-
-def _body(func: str) -> str:
-    return f"sink += {func}((uint64_t){TRIPS} + (sink & 1));"
-
-
-def check_variants() -> dict:
-    """Every variant's result for a long loop (10^7 trips: a tail-call interpreter without sibling calls
-    would overflow the stack), as printed by a small program built with the harness's flags."""
-    decls = PROGRAM_DECLS + "\n#include <string.h>\n"
-    setup = ("uint64_t nn = 10000000; printf(\"%llu %llu %llu %llu\\n\", (unsigned long long)native_loop(nn), "
-             "(unsigned long long)run_switch(nn), (unsigned long long)run_goto(nn), "
-             "(unsigned long long)run_tail(nn)); return 0;")
-    cmd, why = build(Snippet("c", "sink += 1;", setup=setup, decls=decls))
-    if cmd is None:
-        return {"available": False, "reason": why}
-    r = run_command(cmd, timeout_s=60.0)
-    if not r.available or r.returncode != 0:
-        return {"available": False, "reason": r.reason or r.stderr[-300:]}
-    vals = [int(x) for x in r.stdout.split()]
-    return {"available": True, "values": vals, "agree": len(set(vals)) == 1}
-
-
 @functools.lru_cache(maxsize=4)
 def measure_now(*, quick: bool = False, valgrind: bool = True) -> pd.DataFrame:
     """The bytecode loop on this machine: ns per loop trip for native C and the three interpreters, each
@@ -442,15 +367,10 @@ def measure_now(*, quick: bool = False, valgrind: bool = True) -> pd.DataFrame:
     ``none`` and ``cachegrind`` tools (the snippet program's own timing of 2*10^7 trips, so valgrind's
     start-up is not counted). Index: variant. Columns: available, ns_per_trip, ns_per_bytecode,
     slowdown (over native C), note."""
-    rows = {}
-    tries = 3 if quick else 7
-    for name, func in VARIANTS.items():
-        m = measure("c", _body(func), name=name, decls=PROGRAM_DECLS, tries=tries,
-                    enough_s=0.01 if quick else None)
-        rows[name] = {"available": m.available, "ns_per_trip": 1e9 * m.per_op_s / TRIPS if m.available else np.nan,
-                      "note": m.reason}
+    dispatch = measure_dispatch(tries=3 if quick else 7, enough_s=0.01 if quick else None)
+    rows = dispatch[["available", "ns_per_trip", "note"]].to_dict(orient="index")
     if valgrind:
-        cmd, why = build(Snippet("c", _body("native_loop"), decls=PROGRAM_DECLS))
+        cmd, why = build(Snippet("c", interp.body("native_loop"), decls=PROGRAM_DECLS))
         n = 2_000 if quick else 20_000
         native = run_command(cmd, input_text=f"R {n}\nR {n}\n", timeout_s=60.0) if cmd else None
         base = min(float(x) for x in native.stdout.split()[1:]) if native and native.available else np.nan
@@ -467,7 +387,7 @@ def measure_now(*, quick: bool = False, valgrind: bool = True) -> pd.DataFrame:
                                         "note": "" if ok else (r.reason or r.stderr[-200:]),
                                         "native_ns_per_trip": 1e9 * base / n / TRIPS}
     df = pd.DataFrame.from_dict(rows, orient="index").rename_axis("variant")
-    df["ns_per_bytecode"] = df["ns_per_trip"] / 5
+    df["ns_per_bytecode"] = df["ns_per_trip"] / interp.BYTECODES_PER_TRIP
     df["slowdown"] = df["ns_per_trip"] / df.loc["native C", "ns_per_trip"]
     if "native_ns_per_trip" in df:  # valgrind against the same program's own native run
         vg = df["native_ns_per_trip"].notna()
