@@ -1,40 +1,17 @@
 """Every paper notebook, and its course edition without solutions, runs top to bottom in quick mode in a
 fresh kernel; committed notebooks are clean.
 
-The runs are independent, so the selected ones start together on a pool of processes (as
-``pysim reproduce --jobs`` runs them) when the first of these tests needs one, and each test waits
-for its own; a notebook's own time is measured inside its process."""
-import concurrent.futures as cf
+The runs start when the session is collected (tests/notebook_pool.py), and each test waits for its own;
+a notebook's own time is measured inside its process."""
 import json
-import os
 
 import pytest
 
 from pysim import ledger
-from pysim.reproduce import execute_notebook, notebook_path, run_notebook, store
-from pysim.student import PLACEHOLDER, strip_solutions, write_student_notebooks
+from pysim.reproduce import execute_notebook, notebook_path, store
+from pysim.student import PLACEHOLDER, strip_solutions
 
 NOTEBOOKS = sorted(notebook_path("x").parent.glob("*.ipynb"))
-WORKERS = max(1, min(os.cpu_count() or 1, 4))
-RUNS = {"test_notebook_runs_in_quick_mode": "quick", "test_the_course_edition_runs_without_its_solutions": "course"}
-
-
-@pytest.fixture(scope="module")
-def notebook_runs(request, tmp_path_factory):
-    """{(edition, paper id): future of run_notebook} for the runs this session selected, started at once."""
-    import pysim._native  # noqa: F401  (the extension is built here once, not by every kernel at the same time)
-
-    wanted = [(RUNS[item.originalname], item.callspec.params["paper_id"]) for item in request.session.items
-              if getattr(item, "originalname", None) in RUNS and hasattr(item, "callspec")]
-    course = sorted({p for e, p in wanted if e == "course"})
-    students = write_student_notebooks(tmp_path_factory.mktemp("student"), ids=course) if course else []
-    source = {("quick", p): notebook_path(p) for e, p in wanted if e == "quick"}
-    source.update({("course", s.stem): s for s in students})
-    pool = cf.ProcessPoolExecutor(max_workers=WORKERS)
-    futures = {key: pool.submit(run_notebook, path.read_text(), key[1], seed=0, quick=True, timeout=120)
-               for key, path in sorted(source.items())}
-    yield futures, {s.stem: s for s in students}
-    pool.shutdown(cancel_futures=True)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -53,8 +30,7 @@ def test_every_paper_has_a_notebook():
 
 @pytest.mark.parametrize("paper_id", ledger.paper_ids())
 def test_notebook_runs_in_quick_mode(paper_id, notebook_runs, tmp_path):
-    futures, _ = notebook_runs
-    status = store(futures["quick", paper_id].result(), tmp_path / paper_id)
+    status = store(notebook_runs.futures["quick", paper_id].result(), tmp_path / paper_id)
     assert status["ok"], status["error"]
     assert status["seconds"] < 60
     files = {p.suffix for p in (tmp_path / paper_id).iterdir()}
@@ -63,11 +39,10 @@ def test_notebook_runs_in_quick_mode(paper_id, notebook_runs, tmp_path):
 
 @pytest.mark.parametrize("paper_id", ledger.paper_ids())
 def test_the_course_edition_runs_without_its_solutions(paper_id, notebook_runs, tmp_path):
-    futures, students = notebook_runs
-    nb = json.loads(students[paper_id].read_text())
+    nb = json.loads(notebook_runs.students[paper_id].read_text())
     tags = [t for c in nb["cells"] for t in c.get("metadata", {}).get("tags", [])]
     assert "solution" not in tags and tags.count("answer") >= 1
-    status = store(futures["course", paper_id].result(), tmp_path / "out")
+    status = store(notebook_runs.futures["course", paper_id].result(), tmp_path / "out")
     assert status["ok"], status["error"]
 
 

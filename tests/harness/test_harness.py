@@ -77,6 +77,7 @@ CHAIN = {"c": ("uint64_t x = sink;", "x = x * x + 1;", "sink = x;"),
          "java": ("long x = sink;", "x = x * x + 1;", "sink = x;")}
 
 
+@pytest.mark.quiet
 @pytest.mark.parametrize("language", ["c", "c++", "java"])
 def test_a_dependent_chain_ten_times_longer_takes_about_ten_times_as_long(language):
     """Each multiply-add waits for the last: ten in a row cost ten times one, loop overhead subtracted."""

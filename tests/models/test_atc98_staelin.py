@@ -183,6 +183,7 @@ def test_mhz_for_real_counts_whole_cycles_and_dodges_a_competitor_with_short_int
 
 
 @needs_gcc
+@pytest.mark.quiet
 def test_a_competitor_takes_its_share_of_long_intervals():
     """Over intervals of many time slices the competitor's share cannot be dodged: the one-cycle
     shift's best time doubles on an otherwise idle CPU. Other work on a shared machine takes its
