@@ -1,8 +1,10 @@
 """Helpers a paper's notebook calls: versions and seed, comparisons, explanations, the score.
 
 When ``pysim reproduce`` runs a notebook it sets PYSIM_RESULTS_DIR, and
-:func:`save_table` / :func:`save_figure` write there (CSV; PNG and SVG). In
-the browser they only return what they were given.
+:func:`save_table` / :func:`save_figure` write there (CSV; PNG and SVG), as
+:class:`Score` writes the paper's scorecard row (``scorecard_entry.json``,
+which the run's scorecard takes instead of scoring the paper again). In the
+browser they only return what they were given.
 
 Prose in a notebook never restates a number the model computes: the
 comparison tables, :func:`explain` and :class:`Score` show them from code.
@@ -10,6 +12,7 @@ comparison tables, :func:`explain` and :class:`Score` show them from code.
 from __future__ import annotations
 
 import io
+import json
 import os
 import platform
 from pathlib import Path
@@ -18,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pysim import __version__, ledger, params, scoring
-from pysim.results import write_bytes_atomic, write_text_atomic
+from pysim.results import ENTRY_FILE, write_bytes_atomic, write_text_atomic
 
 
 def about(seed=0, quick=False) -> str:
@@ -116,6 +119,12 @@ class Score:
         self.paper = ledger.load(paper_id)
         self.frames = frames
         self.entry = scoring.score_paper(paper_id, seed=seed, quick=quick, frames=frames)
+        d = results_dir()
+        if d is not None:
+            from pysim.scorecard import finish_entry
+
+            row = {"paper": paper_id, "seed": seed, "quick": bool(quick), "entry": finish_entry(paper_id, self.entry)}
+            write_text_atomic(d / ENTRY_FILE, json.dumps(row, indent=1))
 
     def claims(self) -> pd.DataFrame:
         """Each claim: its quote, the counterfactual it must fail under, and how it came out."""

@@ -5,6 +5,9 @@ import os
 import tempfile
 from pathlib import Path
 
+#: The file a reproduced notebook leaves its paper's scorecard row in (see pysim.notebook.Score).
+ENTRY_FILE = "scorecard_entry.json"
+
 
 def write_bytes_atomic(path: Path | str, data: bytes) -> Path:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""

@@ -6,6 +6,7 @@ fail, and the claims that cannot fail are listed by name (see pysim.scoring).
 """
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import functools
 
@@ -14,18 +15,23 @@ from pysim.parallel import executor_for
 from pysim.scoring import COUNT_KEYS, score_paper, totals_of
 
 
-def scorecard(ids, *, quick: bool, seed: int = 0, jobs: int = 1, executor=None) -> dict:
+def scorecard(ids, *, quick: bool, seed: int = 0, jobs: int = 1, executor=None, entries=None) -> dict:
     """The scorecard for ``ids``: per paper and per artifact, verdicts and counts. Papers are scored
-    ``jobs`` at a time in a pool of processes (or on ``executor``), each independently of the others."""
+    ``jobs`` at a time in a pool of processes (or on ``executor``), each independently of the others.
+    ``entries`` may give some papers' rows already computed for the same seed and profile (as each
+    notebook computes its own, see :func:`pysim.notebook.Score`); the others are scored here."""
     card = {"generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "profile": "quick" if quick else "full", "seed": seed, "papers": {}}
     ids = list(ids)
+    known = dict(entries or {})
+    todo = [pid for pid in ids if pid not in known]
     if executor is None and jobs <= 1:
-        entries = [paper_entry(pid, seed=seed, quick=quick) for pid in ids]
+        computed = [paper_entry(pid, seed=seed, quick=quick) for pid in todo]
     else:
         with executor_for(jobs=jobs, executor=executor) as pool:
-            entries = list(pool.map(functools.partial(paper_entry, seed=seed, quick=quick), ids))
-    card["papers"] = dict(zip(ids, entries, strict=True))
+            computed = list(pool.map(functools.partial(paper_entry, seed=seed, quick=quick), todo))
+    known.update(zip(todo, computed, strict=True))
+    card["papers"] = {pid: known[pid] for pid in ids}
     return card
 
 
@@ -36,6 +42,12 @@ def paper_entry(pid: str, *, seed: int, quick: bool) -> dict:
     except Exception as e:
         entry = {"title": pid, "verdict": "error", "artifacts": {}, "error": f"{type(e).__name__}: {e}",
                  "deviations": {"stale": [], "unexplained": []}, **totals_of([])}
+    return finish_entry(pid, entry)
+
+
+def finish_entry(pid: str, entry: dict) -> dict:
+    """A scored paper as the scorecard keeps it: without per-claim detail, with what is not modelled."""
+    entry = copy.deepcopy(entry)
     for a in entry["artifacts"].values():
         a.pop("claim_results", None)
     entry["not_modelled"] = [{"id": i, "caption": c, "why": w} for i, c, w in _not_modelled(pid)]

@@ -32,6 +32,32 @@ def test_a_good_notebook_fills_results_and_the_scorecard(lab_root, tmp_path):
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging folders left
 
 
+def test_the_scorecard_takes_each_notebooks_own_row_which_equals_scoring_the_paper_again(lab_root, tmp_path,
+                                                                                         monkeypatch):
+    from pysim import reproduce as rp
+    from pysim.scorecard import scorecard
+
+    rescored = []
+    real = rp.scorecard
+
+    def counting(ids, **kw):
+        rescored.extend(pid for pid in ids if pid not in (kw.get("entries") or {}))
+        return real(ids, **kw)
+
+    monkeypatch.setattr(rp, "scorecard", counting)
+    out = tmp_path / "results"
+    _, card = reproduce(["zz99_demo", "zz98_raises"], quick=True, out=out, timeout=120, progress=False)
+    row = json.loads((out / "zz99_demo" / "scorecard_entry.json").read_text())
+    assert (row["paper"], row["seed"], row["quick"]) == ("zz99_demo", 0, True)
+    assert rescored == ["zz98_raises"]  # the failed notebook left no row: scored here instead
+    again = scorecard(["zz99_demo"], quick=True, seed=0)["papers"]["zz99_demo"]
+    assert card["papers"]["zz99_demo"] == json.loads(json.dumps(again))
+    # a row from another seed or profile is not taken
+    statuses = {"zz99_demo": {"ok": True}}
+    assert set(rp.scored_by_notebooks(out, statuses, 0, True)) == {"zz99_demo"}
+    assert rp.scored_by_notebooks(out, statuses, 1, True) == {} == rp.scored_by_notebooks(out, statuses, 0, False)
+
+
 def test_a_failing_and_a_hanging_notebook_are_reported_and_the_run_goes_on(lab_root, tmp_path):
     out = tmp_path / "results"
     statuses, _ = reproduce(["zz98_raises", "zz97_hangs", "zz99_demo"], quick=True, out=out, timeout=5,
