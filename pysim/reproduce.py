@@ -57,7 +57,8 @@ def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: flo
         os.environ["PYSIM_RESULTS_DIR"] = str(outputs)
         pm.execute_notebook(str(src), str(executed), parameters={"seed": seed, "quick": quick},
                             kernel_name=kernel, cwd=str(work), execution_timeout=timeout,
-                            progress_bar=False, log_output=False)
+                            progress_bar=False, log_output=False,
+                            kernel_manager_class="pysim.kernels.HeadlessKernelManager")
         body, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
         (outputs / f"{name}.html").write_text(body)
         status["files"] = {p.name: p.read_bytes() for p in outputs.iterdir() if p.is_file()}
