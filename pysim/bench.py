@@ -13,6 +13,9 @@ results agree (identical, or equal to rounding) before it reports a ratio:
 * cache: an 8-way 256 KiB LRU cache with 64-byte lines over one address
   trace, against a bare C loop (goal >= 0.5) and against pycachesim; the
   Numba LRU callback against the built-in LRU.
+* pagecache: the C page cache (pysim.sw.pagecache, LRU, 1024 pages) over
+  the pages of the same trace, against a bare LRU in plain C (a hash table
+  and a linked list, goal >= 0.5), with the same hits.
 * network: TCP Reno flows through a RED dumbbell (pysim.network.scenarios)
   against the same dumbbell in ns-3 (benchmarks/ns3_dumbbell.cc, built
   here with pkg-config where ns-3's headers are installed), after checking
@@ -44,7 +47,7 @@ from pysim.rng import make_rng
 
 BENCH_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
 GOALS = {"mm1.c_model_vs_plain_c": 0.8, "mm1.python_api_vs_simpy": 5.0, "bank.pysim_vs_simpy": 10.0,
-         "cache.vs_plain_c": 0.5, "network.vs_ns3": 1.0}
+         "cache.vs_plain_c": 0.5, "pagecache.vs_plain_c": 0.5, "network.vs_ns3": 1.0}
 NS3_MODULES = ("ns3-core", "ns3-network", "ns3-internet", "ns3-point-to-point", "ns3-applications",
                "ns3-traffic-control")
 
@@ -326,6 +329,32 @@ def bench_cache(n: int, n_peer: int, workdir: Path, progress, rounds: int = 5) -
             "implementations": impl, "agree": agree, "same_result": all(agree.values()), "ratios": ratios}
 
 
+def bench_pagecache(n: int, workdir: Path, progress, capacity: int = 1024, rounds: int = 5) -> dict:
+    """The C page cache against a plain-C LRU on the 4 KiB pages of :func:`synthetic_trace`."""
+    from pysim.sw.pagecache import PageCache
+
+    keys = synthetic_trace(n) >> np.uint64(12)
+    keys.tofile(workdir / "pages.bin")
+    exe = _compile("plain_pagecache", workdir)
+    progress(f"pagecache: plain C and the C page cache, {rounds} interleaved rounds")
+    per_round, plain_s, pc_s = [], [], []
+    for _ in range(rounds):
+        out = subprocess.run([str(exe), str(workdir / "pages.bin"), str(n), str(capacity)], check=True,
+                             capture_output=True, text=True).stdout.split()
+        plain_s.append(float(out[1]))
+        plain_hits = int(out[2])
+        seconds, counts = _timed(lambda: PageCache(capacity).run(keys))
+        pc_s.append(seconds)
+        per_round.append(plain_s[-1] / seconds)
+    impl = {"plain_c": {"seconds": min(plain_s), "addresses": n, "hits": plain_hits},
+            "pagecache": {"seconds": min(pc_s), "addresses": n, "hits": counts.hits}}
+    for r in impl.values():
+        r["addresses_per_s"] = r["addresses"] / r["seconds"]
+    agree = {"pagecache": counts.hits == plain_hits}
+    return {"pages": n, "capacity_pages": capacity, "implementations": impl, "agree": agree,
+            "same_result": all(agree.values()), "ratios": {"pagecache.vs_plain_c": statistics.median(per_round)}}
+
+
 def _ns3_program() -> Path | None:
     """benchmarks/ns3_dumbbell.cc built against the installed ns-3 (cached), or None without ns-3."""
     import hashlib
@@ -392,13 +421,14 @@ def run(out_path: Path | str = "results/bench.json", *, quick: bool = False, pro
         mm1 = bench_mm1(n_mm1, peers, Path(tmp), progress)
         bank = bench_bank(n_bank, progress)
         cache = bench_cache(n_cache, n_pcs, Path(tmp), progress)
+        pagecache = bench_pagecache(n_cache, Path(tmp), progress)
     network = bench_network(4, 20.0 if quick else 100.0, progress)
-    ratios = {**mm1["ratios"], **bank["ratios"], **cache["ratios"], **network["ratios"]}
+    ratios = {**mm1["ratios"], **bank["ratios"], **cache["ratios"], **pagecache["ratios"], **network["ratios"]}
     report = {
         "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__, "pysim": __version__},
         "profile": "quick" if quick else "full",
-        "mm1": mm1, "bank": bank, "cache": cache, "network": network, "ratios": ratios,
+        "mm1": mm1, "bank": bank, "cache": cache, "pagecache": pagecache, "network": network, "ratios": ratios,
         "goals": {k: {"goal": g, "ratio": ratios[k], "met": ratios[k] >= g} for k, g in GOALS.items() if k in ratios},
     }
     from pysim.results import write_text_atomic
@@ -411,7 +441,7 @@ def format_report(report: dict) -> str:
     """The report as a table a person reads."""
     lines = [f"machine: {report['machine']['cpu']} ({report['machine']['cores']} cores), profile {report['profile']}"]
     for name, unit in (("mm1", "customers_per_s"), ("bank", "customers_per_s"), ("cache", "addresses_per_s"),
-                       ("network", "packets_per_s")):
+                       ("pagecache", "addresses_per_s"), ("network", "packets_per_s")):
         sec = report[name]
         agree = ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in sec.get("agree", {}).items())
         lines.append(f"\n{name}: results agree: {sec['same_result']}" + (f" ({agree})" if agree else ""))
