@@ -86,6 +86,19 @@ def _best(fn, repeat):
     return min(runs, key=lambda r: r[0])
 
 
+def _interleaved(argv, ours, rounds: int):
+    """Run the plain-C program ``argv`` and ``ours`` alternately ``rounds`` times, so both meet the same
+    moments of a shared machine. Returns (the program's output fields per round, our seconds per round,
+    our last result, plain/ours time ratio per round); the program prints its timed seconds second."""
+    outs, ours_s, per_round, result = [], [], [], None
+    for _ in range(rounds):
+        outs.append(subprocess.run([str(a) for a in argv], check=True, capture_output=True, text=True).stdout.split())
+        seconds, result = _timed(ours)
+        ours_s.append(seconds)
+        per_round.append(float(outs[-1][1]) / seconds)
+    return outs, ours_s, result, per_round
+
+
 def _scenarios():
     spec = importlib.util.spec_from_file_location("simpy_scenarios", BENCH_DIR / "simpy_scenarios.py")
     mod = importlib.util.module_from_spec(spec)
@@ -205,16 +218,10 @@ def bench_mm1(n: int, n_peer: dict, workdir: Path, progress, rounds: int = 7) ->
     svc.tofile(workdir / "svc.bin")
     exe = _compile("plain_mm1", workdir)
     progress(f"mm1: plain C and the C model, {rounds} interleaved rounds")
-    per_round, plain_s, model_s = [], [], []
-    plain_mean = model = None
-    for _ in range(rounds):  # alternating exposes both to the same moments of a shared machine
-        out = subprocess.run([str(exe), str(workdir / "ia.bin"), str(workdir / "svc.bin"), str(n)], check=True,
-                             capture_output=True, text=True).stdout.split()
-        plain_s.append(float(out[1]))
-        plain_mean, plain_events = float(out[3]), int(out[2])
-        seconds, model = _timed(lambda: single_queue_trace(ia, svc))
-        model_s.append(seconds)
-        per_round.append(plain_s[-1] / seconds)
+    outs, model_s, model, per_round = _interleaved([exe, workdir / "ia.bin", workdir / "svc.bin", n],
+                                                   lambda: single_queue_trace(ia, svc), rounds)
+    plain_s = [float(out[1]) for out in outs]
+    plain_mean, plain_events = float(outs[-1][3]), int(outs[-1][2])
     impl = {"plain_c": {"seconds": min(plain_s), "customers": n, "mean_time_in_system_s": plain_mean,
                         "events": plain_events},
             "c_model": {"seconds": min(model_s), "customers": n, "mean_time_in_system_s": model.mean_sojourn_s,
@@ -294,15 +301,9 @@ def bench_cache(n: int, n_peer: int, workdir: Path, progress, rounds: int = 5) -
     trace.tofile(workdir / "addrs.bin")
     exe = _compile("plain_cache", workdir)
     progress(f"cache: plain C and the built-in LRU, {rounds} interleaved rounds")
-    per_round, plain_s, b_s = [], [], []
-    for _ in range(rounds):
-        out = subprocess.run([str(exe), str(workdir / "addrs.bin"), str(n), str(size), str(line), str(ways)],
-                             check=True, capture_output=True, text=True).stdout.split()
-        plain_s.append(float(out[1]))
-        plain_hits = int(out[2])
-        seconds, b_counts = _timed(lambda: Cache(size, line, ways).run(trace))
-        b_s.append(seconds)
-        per_round.append(plain_s[-1] / seconds)
+    outs, b_s, b_counts, per_round = _interleaved([exe, workdir / "addrs.bin", n, size, line, ways],
+                                                  lambda: Cache(size, line, ways).run(trace), rounds)
+    plain_s, plain_hits = [float(out[1]) for out in outs], int(outs[-1][2])
     callback = policies.compiled_lru()
     progress("cache: Numba LRU")
     nb_s, nb_counts = _best(lambda: Cache(size, line, ways, "custom", callback=callback).run(trace), 3)
@@ -337,15 +338,9 @@ def bench_pagecache(n: int, workdir: Path, progress, capacity: int = 1024, round
     keys.tofile(workdir / "pages.bin")
     exe = _compile("plain_pagecache", workdir)
     progress(f"pagecache: plain C and the C page cache, {rounds} interleaved rounds")
-    per_round, plain_s, pc_s = [], [], []
-    for _ in range(rounds):
-        out = subprocess.run([str(exe), str(workdir / "pages.bin"), str(n), str(capacity)], check=True,
-                             capture_output=True, text=True).stdout.split()
-        plain_s.append(float(out[1]))
-        plain_hits = int(out[2])
-        seconds, counts = _timed(lambda: PageCache(capacity).run(keys))
-        pc_s.append(seconds)
-        per_round.append(plain_s[-1] / seconds)
+    outs, pc_s, counts, per_round = _interleaved([exe, workdir / "pages.bin", n, capacity],
+                                                 lambda: PageCache(capacity).run(keys), rounds)
+    plain_s, plain_hits = [float(out[1]) for out in outs], int(outs[-1][2])
     impl = {"plain_c": {"seconds": min(plain_s), "addresses": n, "hits": plain_hits},
             "pagecache": {"seconds": min(pc_s), "addresses": n, "hits": counts.hits}}
     for r in impl.values():
