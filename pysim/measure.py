@@ -16,6 +16,7 @@ import pandas as pd
 
 from pysim import _native
 from pysim.bench import cpu_model
+from pysim.harness.exclusive import exclusive, one_core
 
 MECHANISMS = {"select": 0, "poll": 1, "epoll": 2}
 
@@ -25,6 +26,7 @@ def machine() -> dict:
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release()}
 
 
+@one_core()
 def basics(quick=False) -> dict:
     """System-call cost, timer resolution and memcpy bandwidth."""
     out = _native.measure_basic(100_000 if quick else 1_000_000, 1000)
@@ -32,6 +34,7 @@ def basics(quick=False) -> dict:
     return out
 
 
+@exclusive()
 def udp_rtt(sizes=(1, 100, 512, 1024, 1472), *, iters=2000) -> pd.DataFrame:
     """Mean UDP round trip over loopback (a forked echo process), per message size."""
     rows = [{"message_bytes": n, "rtt_us": _rtt(n, iters)} for n in sizes]
@@ -43,6 +46,7 @@ def _rtt(n, iters):
     return None if v is None else v * 1e6
 
 
+@exclusive()
 def tcp_throughput(total_bytes=64 << 20, chunk=8192, rcvbufs=(8 << 10, 24 << 10, 120 << 10, 4 << 20)) -> pd.DataFrame:
     """Loopback TCP throughput (ttcp-like: `chunk`-byte writes) for several receive buffers."""
     rows = []
@@ -52,6 +56,7 @@ def tcp_throughput(total_bytes=64 << 20, chunk=8192, rcvbufs=(8 << 10, 24 << 10,
     return pd.DataFrame(rows).set_index("recv_buffer_bytes")
 
 
+@one_core()
 def event_wait(idle_counts=(0, 250, 500, 1000, 2000, 4000), active=8, calls=200) -> pd.DataFrame:
     """Microseconds per select / poll / epoll_wait call with N idle and `active` ready sockets."""
     rows = []
@@ -64,6 +69,7 @@ def event_wait(idle_counts=(0, 250, 500, 1000, 2000, 4000), active=8, calls=200)
     return pd.DataFrame(rows).set_index("idle_sockets")
 
 
+@one_core()
 def batched_reads(calls=(1, 4, 16, 64, 256), size=4096) -> pd.DataFrame:
     """N preads one system call each, against the same N in one io_uring submission.
 
@@ -87,6 +93,7 @@ def batched_reads(calls=(1, 4, 16, 64, 256), size=4096) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("calls")
 
 
+@one_core()
 def copies(total_bytes=64 << 20, chunk=4096) -> pd.DataFrame:
     """File copy bandwidth: read()+write() in `chunk` pieces against copy_file_range()."""
     rows = []
@@ -100,6 +107,7 @@ def copies(total_bytes=64 << 20, chunk=4096) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("method")
 
 
+@one_core()
 def page_sizes(array_bytes=(16 << 20, 256 << 20), accesses=2_000_000, seed=1) -> pd.DataFrame:
     """Nanoseconds per load, random and page-strided, with 4 KB pages and with transparent huge pages."""
     rows = []
@@ -113,6 +121,7 @@ def page_sizes(array_bytes=(16 << 20, 256 << 20), accesses=2_000_000, seed=1) ->
     return pd.DataFrame(rows).set_index(["array_MiB", "pattern"])
 
 
+@exclusive()
 def run_all(quick=False) -> pd.DataFrame:
     """A one-page summary of every measurement (for `pysim measure`)."""
     b = basics(quick)

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 
 import pandas as pd
+from pysim.harness.exclusive import one_core
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ def _wait(proc, input_text, timeout_s):
     return "".join(chunks["out"]), "".join(chunks["err"]), usage
 
 
+@one_core()
 def timed_runs(variants: dict, argv, *, rounds: int = 3, cwd=None, timeout_s: float = 300.0) -> pd.DataFrame:
     """Run ``argv`` under each variant (name -> extra environment, e.g. ``{"LD_PRELOAD": lib}``),
     interleaved for ``rounds`` rounds; the median elapsed, user and system seconds per variant.

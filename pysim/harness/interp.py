@@ -18,6 +18,7 @@ import pandas as pd
 
 from pysim.harness.commands import run_command
 from pysim.harness.runners import Snippet, build, measure
+from pysim.harness.exclusive import one_core
 
 #: The bytecode: r0 counts down from N; each trip does r1 = r1 * 3 + r0; r2 ^= r1 >> 7; the loop
 #: is 5 bytecodes (MUL3, ADD, SHX, DEC, JNZ). Operands are implicit, so every variant does the same work.
@@ -101,6 +102,7 @@ def check_variants() -> dict:
 
 
 
+@one_core()
 def measure_dispatch(*, tries: int = 7, enough_s: float | None = None) -> pd.DataFrame:
     """ns per loop trip of native C and each interpreter on this machine (median of ``tries``). Index:
     variant. Columns: available, ns_per_trip, ns_per_bytecode, slowdown (over native C), note."""

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pysim.harness import lmbench
+from pysim.harness.exclusive import one_core
 
 LANGUAGES = ("c", "c++", "java", "tcl")
 
@@ -268,6 +269,7 @@ def warm_up(clock, warmup_s: float, *, settle: float = 0.05) -> int:
     return total
 
 
+@one_core()
 def measure(language: str, body: str, *, name: str = "", setup: str = "", decls: str = "", includes=(),
             enough_s: float | None = None, tries: int = lmbench.TRIES, statistic: str = "median",
             subtract_loop: bool = True, timeout_s: float = 60.0, warmup_s: float = 0.0) -> Measurement:

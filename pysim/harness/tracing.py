@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 from pysim.sw.syscalls import SyscallMix, parse_strace_log
+from pysim.harness.exclusive import one_core
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ def _timed(argv, *, cwd, timeout_s, env) -> float:
     return time.perf_counter() - t0
 
 
+@one_core()
 def traced_run(argv, *, trace: str | None = None, seccomp_bpf: bool = True, tries: int = 3,
                cwd=None, timeout_s: float = 120.0, env=None) -> TracedRun:
     """Run ``argv`` plain and under ``strace -f``; median seconds of ``tries`` each, and the mix.

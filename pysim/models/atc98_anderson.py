@@ -77,6 +77,7 @@ from pysim.params import ModelParams, assumed, calibrated, stated
 from pysim.sw import CpuAccount, Recipe
 from pysim.sw.rpc import Client, Server, Wire
 from pysim.units import us
+from pysim.harness.exclusive import exclusive, one_core
 
 RPC_KINDS = ("2-way", "3-way")
 REPLIES = {"wait": "wait", "cont": "continuation", "defer": "deferral"}   # Table 1's names -> pysim.sw.rpc's
@@ -1181,6 +1182,7 @@ def _fields(line: str) -> dict:
     return {k: float(v) for k, v in (w.split("=", 1) for w in line.split())}
 
 
+@one_core()
 def measure_files(*, quick: bool = False, touched=(8, 1024, 2048, 4096, 6144, 8192)) -> pd.DataFrame:
     """read() against whole-file mmap against a sliding mmap window, on this machine (a file on tmpfs).
 
@@ -1209,6 +1211,7 @@ def measure_files(*, quick: bool = False, touched=(8, 1024, 2048, 4096, 6144, 81
     return pd.DataFrame(rows).set_index(["interface", "bytes_per_page"])
 
 
+@exclusive()
 def measure_rpc(*, quick: bool = False, payloads=PAYLOADS, windows=(1, 16)) -> pd.DataFrame:
     """A loopback TCP RPC on this machine: 16-byte requests, replies of each payload, one call
     outstanding (a blocked caller) or a window of them (pipelined, as nonblocking calls are).

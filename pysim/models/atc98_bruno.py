@@ -65,6 +65,7 @@ from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, given, stated
 from pysim.sw.sched import DecayUsage, MtrLs, RoundRobin, Scheduler, Task, WeightedRoundRobin
 from pysim.units import MHz
+from pysim.harness.exclusive import exclusive
 
 #: §7.1's machine. Only its name matters: every time in the model is stated or assumed in seconds.
 MICRON_MILLENIA = Machine(
@@ -531,6 +532,7 @@ def build_onoff() -> tuple:
     return exe, ""
 
 
+@exclusive()
 def measure_now(*, quick: bool = False, ns=None, nices=(0, 19), cpu: int = 0, rng=0) -> pd.DataFrame:
     """Run the experiment on this machine under today's Linux scheduler: N onoff hogs at each nice level,
     a sleeper and an I/O-like loop, all pinned to ``cpu``. Index: (nice, n_onoff). Columns:

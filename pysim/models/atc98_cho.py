@@ -62,6 +62,7 @@ from pysim.network.queues import CbqClass
 from pysim.params import ModelParams, assumed, calibrated, derived, from_catalog, given, stated
 from pysim.rng import make_rng
 from pysim.units import us
+from pysim.harness.exclusive import exclusive
 
 PPRO = catalog.PENTIUM_PRO_200
 
@@ -643,6 +644,7 @@ for tick in floats("ticks_s"):
 """
 
 
+@exclusive()
 def measure_now(*, quick: bool = False, python: str = "python3", rng=0) -> pd.DataFrame:
     """Run the then-vs-now experiments on this machine with ``python`` (stdlib only). HTB and the
     qdiscs' costs need an unprivileged user and network namespace (``unshare -rn``) and ``tc``; where

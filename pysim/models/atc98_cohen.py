@@ -62,6 +62,7 @@ from pysim.params import ModelParams, assumed, stated
 from pysim.rng import make_rng
 from pysim.sw import Recipe
 from pysim.units import MHz, ms
+from pysim.harness.exclusive import one_core
 
 #: The simple transformers: §4.1's interface marker, §3.5's call on entry, Figure 1's Automatic Observable.
 TRANSFORMERS = ("interface", "entry", "observable")
@@ -911,6 +912,7 @@ def _chain_bytes(data: bytes) -> bytes:
     return cf.to_bytes()
 
 
+@one_core()
 def measure_pipeline(classes, *, clock, params: Params | None = None, linear: bool = True,
                      chain: bool = True) -> pd.DataFrame:
     """Time every class of ``classes`` (an iterable of (name, bytes), such as

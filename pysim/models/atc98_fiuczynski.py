@@ -60,6 +60,7 @@ from pysim.network import packets as pk
 from pysim.params import ModelParams, assumed, calibrated, from_catalog, stated
 from pysim.rng import make_rng
 from pysim.units import us
+from pysim.harness.exclusive import one_core
 
 PPRO = catalog.PENTIUM_PRO_200
 CONFIGS = ("v4_v4", "v6_v6", "fwd", "napt")
@@ -736,6 +737,7 @@ _C_SETUP = (r"for (int i = 0; i < 1500; i++) pkt[i] = (uint8_t)(i * 13); pkt[0] 
             r"pkt[9] = 6; pkt[2] = {len} >> 8; pkt[3] = {len} & 255;")
 
 
+@one_core()
 def measure_now(*, quick: bool = False) -> pd.DataFrame:
     """Time, on this machine, the Appendix A translation of a TCP segment's header with the incremental
     checksum and with a full one, and NT's forwarding copy, for 64- and 1500-byte packets (C snippets,

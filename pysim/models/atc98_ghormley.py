@@ -71,6 +71,7 @@ from pysim.params import ModelParams, assumed, calibrated, given, stated
 from pysim.sw import Recipe, Work, fit_residual
 from pysim.sw.syscalls import Interposer, SyscallMix, interposed, slowdown
 from pysim.units import us
+from pysim.harness.exclusive import exclusive, one_core
 
 CONFIGURATIONS = ("Unmodified system", "SLIC, no extensions", "SLIC, 1 null extension", "SLIC user-level extension")
 EVENTS = ("getpid", "sigprocmask", "kill")
@@ -435,6 +436,7 @@ CHAIN_KINDS = {"args_ns": ("args", "real_call"), "returns_ns": ("returns", "real
 
 
 @functools.lru_cache(maxsize=4)
+@one_core()
 def measure_chain(extensions: tuple = (0, 1, 2, 4, 8, 12, 16, 20), *, quick: bool = False) -> pd.DataFrame:
     """getpid() through a chain of n function-pointer extensions on this machine (nanoseconds per call).
 
@@ -521,6 +523,7 @@ BOUNCES = {"seccomp notification, supervisor process, one CPU": (1, 0),
 
 
 @functools.lru_cache(maxsize=2)
+@exclusive()
 def measure_bounce(*, quick: bool = False) -> pd.DataFrame:
     """getpid() bounced to a user-level supervisor by seccomp user notification (SECCOMP_RET_USER_NOTIF,
     answered with SECCOMP_USER_NOTIF_FLAG_CONTINUE), against the bare call, on this machine.
@@ -741,6 +744,7 @@ def _cpu_seconds(path) -> list:
 
 
 @functools.lru_cache(maxsize=2)
+@one_core()
 def measure_preload_build(*, quick: bool = False) -> pd.DataFrame:
     """A real build (gcc -O1 -c of several C files) plain and under an LD_PRELOAD extension, on this machine.
 
@@ -790,6 +794,7 @@ def measure_preload_build(*, quick: bool = False) -> pd.DataFrame:
 
 
 @functools.lru_cache(maxsize=2)
+@one_core()
 def measure_inspect_per_byte(*, quick: bool = False) -> float:
     """Seconds per byte of the extension's pass over a buffer (a 64 KB sum), on this machine (NaN if it
     cannot be measured)."""

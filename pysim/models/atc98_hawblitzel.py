@@ -60,6 +60,7 @@ from pysim.rng import make_rng
 from pysim.sw import Recipe, fit_residual
 from pysim.units import MHz, ns, us
 from pysim.workloads.clients import ClosedLoop
+from pysim.harness.exclusive import one_core
 
 VMS = ("MS-VM", "Sun-VM")
 SERVERS = ("IIS", "JWS", "J-Kernel")
@@ -595,6 +596,7 @@ def time_java(bench: JavaBenchmark, *, enough_s: float, tries: int, warmup_s: fl
                        tries, overhead, enough_s)
 
 
+@one_core()
 def java_microbenchmarks(quick: bool = False) -> pd.DataFrame:
     """Time :data:`JAVA_BENCHMARKS` on this machine (a subset, shorter, in quick mode).
 

@@ -60,6 +60,7 @@ from pysim.hw import CpuCostModel, catalog
 from pysim.models import Counterfactual, Fit
 from pysim.params import ModelParams, assumed, calibrated, from_catalog, stated
 from pysim.sw import Recipe, fit_residual
+from pysim.harness.exclusive import exclusive
 
 INDY = catalog.SGI_INDY_R4400
 
@@ -642,6 +643,7 @@ def program(case: Case) -> dict:
     return {"decls": defines + CPP_INTERFACE + CPP_DYNAMIC + main, "setup": "hj_setup();", "includes": _INCLUDES}
 
 
+@exclusive()
 def measure_now(*, quick: bool = False) -> pd.DataFrame:
     """Build and time every case on this machine (g++ -O2; the versions -O2 -fPIC -shared), through the lmbench
     harness, the loop's own cost reported apart. Tries are short (2 ms) and many: on a shared machine the

@@ -76,6 +76,7 @@ from pysim.rng import make_rng, spawn
 from pysim.sw import Recipe
 from pysim.sw.sched import DecayUsage, Scheduler, Task
 from pysim.units import MHz, us
+from pysim.harness.exclusive import exclusive, one_core
 
 PPRO = catalog.PENTIUM_PRO_200
 #: The FIFO's fill is tracked in steps of this many bytes (the A/D's 32-bit words, four at a time).
@@ -589,6 +590,7 @@ NOW_SNIPPETS = {
 _NOW_INCLUDES = ("string.h", "unistd.h", "fcntl.h", "sys/mman.h", "sys/uio.h")
 
 
+@one_core()
 def measure_now(*, quick: bool = False) -> pd.DataFrame:
     """Figure 2 then and now: handing one 4 KB page to another address, on this machine (C snippets timed by
     :func:`pysim.harness.measure`): a copy (cycling over a 300-page buffer, as Figure 2's largest), an
@@ -689,6 +691,7 @@ def _ring_program() -> tuple:
     return exe, ""
 
 
+@exclusive()
 def measure_ring_now(*, quick: bool = False, loads=(0, 2, 4)) -> pd.DataFrame:
     """§3.1 now: a 400 Mbit/s stream of 16-page buffers (a producer on ``clock_nanosleep``) into a ring read
     by a consumer thread, beside ``busy`` spinning processes; 0.5 s per load (quick) or 3 s.

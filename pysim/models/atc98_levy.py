@@ -55,6 +55,7 @@ from pysim.models import Counterfactual, Fit
 from pysim.params import ModelParams, assumed, calibrated, stated
 from pysim.sw import Recipe, fit_residual
 from pysim.units import MHz, us
+from pysim.harness.exclusive import one_core
 
 #: Table 1's benchmarks, in the paper's order (§9.1), each called directly and through an alias.
 BENCHMARKS = ("pid", "null proc", "10arg proc", "10add proc", "lreverse proc")
@@ -620,6 +621,7 @@ def noise_of(timings: pd.DataFrame, statistic, *, groups: int = 4) -> float:
 TCL86 = {"target_by_name": False, "copies_arguments": True}
 
 
+@one_core()
 def measured_overheads(timings: pd.DataFrame) -> dict:
     """What the alias adds to each benchmark on this machine: the alias row less the direct row (us)."""
     now = net_us(timings)

@@ -54,6 +54,7 @@ from pysim.params import ModelParams, assumed, calibrated, derived, from_catalog
 from pysim.rng import make_rng
 from pysim.units import KiB, MiB
 from pysim.workloads.traffic import boot_storm
+from pysim.harness.exclusive import one_core
 
 PPRO = catalog.PENTIUM_PRO_200
 SIZES_KB = {"1K": 1, "10K": 10, "100K": 100, "1M": 1024}
@@ -573,6 +574,7 @@ NOW_WAYS = {"read + copy + send": "get_copy", "header + sendfile": "get_sendfile
             "sendmmsg, precomputed": "get_mmsg"}
 
 
+@one_core()
 def measure_now(*, quick: bool = False) -> pd.DataFrame:
     """One get on this machine over loopback UDP, three ways, 1 KB and 10 KB objects (1056-byte
     datagrams, received and discarded by a socket of the same process): us per get, gets/s, Mbps."""

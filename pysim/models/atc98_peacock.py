@@ -76,6 +76,7 @@ from pysim.sw.nfs import LADDIS_MIX, operations
 from pysim.sw.pagecache import PageCache
 from pysim.units import MB, KiB, MiB, ms, us
 from pysim.workloads.clients import ClosedLoop
+from pysim.harness.exclusive import one_core
 
 # --- the period disk ----------------------------------------------------------------------------------
 
@@ -1633,6 +1634,7 @@ def _timed(argv) -> tuple:
 _VARIANTS = (("lazy", [], 1), ("eager", [], 0), ("full", ["-O", "^metadata_csum,^uninit_bg"], 0))
 
 
+@one_core()
 def measure_mkfs_fsck(*, quick: bool = False) -> pd.DataFrame:
     """Make and check ext4 file systems on sparse image files of growing size, on this machine's disk.
 
@@ -1675,6 +1677,7 @@ def _fs_type(path: str) -> str:
     return r.stdout.strip() if r.available and r.returncode == 0 else "unknown"
 
 
+@one_core()
 def measure_fsync(*, quick: bool = False) -> pd.DataFrame:
     """A synchronous 8 KB write (pwrite then fsync) on this machine's disk and in memory (tmpfs, the nearest
     thing to Prestoserve's NVRAM), timed by the lmbench harness. Index: where. Columns: us_per_write,

@@ -86,6 +86,7 @@ from pysim.sw.costs import Recipe
 from pysim.sw.wal import BufferManager, merge_ranges
 from pysim.units import MiB, ms, us
 from pysim.workloads.objects import OO7, rvm_transactions
+from pysim.harness.exclusive import one_core
 
 #: The five systems of §5, in the order the paper lists them.
 SYSTEMS = ("setrange", "page log", "pdiff (SPIN)", "pdiff (UNIX)", "ObjectStore")
@@ -1187,6 +1188,7 @@ _DETECT_PAGES = 64
 
 
 @functools.lru_cache(maxsize=2)
+@one_core()
 def measure_write_detection(*, quick: bool = False) -> pd.DataFrame:
     """The cost of detecting a page's first write on this machine (microseconds per page).
 
@@ -1447,6 +1449,7 @@ def run_rvm_program(policy: str, *, db_mb: int, transactions: int, hot_kb: int =
 
 
 @functools.lru_cache(maxsize=2)
+@one_core()
 def measure_rvm_library(*, quick: bool = False, seed: int = 0) -> pd.DataFrame:
     """The RVM benchmark on a recoverable-memory library over an mmap'd file, with fdatasync at commit, on
     this machine's file system: setrange, page-grain logging and page diffing.

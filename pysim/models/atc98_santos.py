@@ -60,6 +60,7 @@ from pysim.sw import Recipe
 from pysim.sw.pagecache import PageCache
 from pysim.units import MB, MHz, us
 from pysim.workloads import traffic
+from pysim.harness.exclusive import one_core
 
 #: The prototype's PCs (§3.4). Not in the shared catalog yet.
 PENTIUM_II_300 = Machine(
@@ -417,6 +418,7 @@ def packet_bytes(trace: pd.DataFrame, *, text_share: float = 0.5, rng=0) -> list
     return out
 
 
+@one_core()
 def measure_now(*, quick: bool = False, rng=0) -> pd.DataFrame:
     """Fingerprints and per-packet zlib on this machine over a generated outbound stream: ns per byte,
     packets/s of the stage alone, and the bytes it saves (suppression with an unbounded cache, or zlib)."""

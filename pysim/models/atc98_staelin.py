@@ -81,6 +81,7 @@ from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, given, stated
 from pysim.rng import make_rng, spawn
 from pysim.units import MHz, ms, ns, us
+from pysim.harness.exclusive import exclusive
 
 #: The nine expressions of §5.2, in order (``p=*p`` chases a pointer that points to itself).
 EXPRESSIONS = ("p=*p;", "a^=a+a;", "a^=a+a+a;", "a>>=b;", "a>>=a+a;", "a^=a<<b;", "a^=a+b;", "a+=(a+b)&07;",
@@ -737,6 +738,7 @@ def combined(runs: list, params: Params | None = None) -> NowRun:
     return NowRun(True, "", tuple(map(tuple, tries)), ok[0].enough_s, mhz, accepted, sum(r.seconds for r in ok))
 
 
+@exclusive()
 def measure_now(params: Params | None = None, *, cpu: int | None = None, quick: bool = False) -> dict:
     """Every real run the then-vs-now comparison needs (:func:`then_and_now` tabulates them).
 

@@ -56,6 +56,7 @@ from pysim.network import payload, wire_bytes
 from pysim.params import ModelParams, assumed, calibrated, derived, given, stated
 from pysim.rng import make_rng
 from pysim.sw import Recipe
+from pysim.harness.exclusive import one_core
 
 IP_XFORM = 99  # "any private encryption scheme" in IANA's table: an unassigned-in-1998 stand-in for IP_XFORM
 IPV4_HEADER = 20
@@ -535,6 +536,7 @@ static uint8_t *decap(uint8_t *h) {
 _C_SETUP = "for (int i = 0; i < 1600; i++) pkt[i] = (uint8_t)(i * 7); pkt[64] = 0x45; pkt[66] = 0; pkt[67] = 128;"
 
 
+@one_core()
 def measure_now(*, quick: bool = False) -> pd.DataFrame:
     """The tunnel's header work (§5.1's sender and receiver lists, without the kernel around them) timed
     on this machine as C snippets. Rows: sender, receiver. Columns: ns_per_packet, available, reason."""

@@ -65,6 +65,7 @@ from pysim.params import ModelParams, assumed, calibrated, derived, from_catalog
 from pysim.sw import CpuAccount, Recipe
 from pysim.units import KiB, MB, MHz, Mbit_per_s, ns, us
 from pysim.workloads import records
+from pysim.harness.exclusive import exclusive
 
 #: The workstation of §3.5. Not in the shared catalog yet: only its clock matters here, and only for the
 #: operations whose cost is assumed in cycles.
@@ -1078,6 +1079,7 @@ def _verify(files: dict, runs: pd.DataFrame, quick: bool) -> str:
 
 
 @functools.lru_cache(maxsize=4)
+@exclusive()
 def measure_now(*, quick: bool = False, python: str | None = None, rng=0) -> pd.DataFrame:
     """The scans run for real on this machine.
 

@@ -74,6 +74,7 @@ from pysim.sw import Recipe, nfs
 from pysim.units import GHz, MiB, ns, us
 from pysim.workloads.clients import ClosedLoop
 from pysim.workloads.files import Namespace, PostMarkConfig, postmark
+from pysim.harness.exclusive import exclusive, one_core
 
 #: Figure 5's x axis: concurrent PostMark clients on the one client machine.
 CLIENTS = (1, 2, 4, 8, 16)
@@ -1339,6 +1340,7 @@ def parse_rows(text: str) -> list:
     return out
 
 
+@one_core()
 def measure_tree(python: str, sources, *, max_lookups: int = 20_000, fh_bytes: int = 24,
                  modes=("hash", "list"), params: Params | None = None, timeout_s: float = 300.0) -> pd.DataFrame:
     """The Tee's namespace (:class:`TeeNamespace`, in Python) on this machine, for each source: a directory
@@ -1383,6 +1385,7 @@ def relay_workload(params: Params | None = None, *, transactions: int = 200, rng
             for steps in postmark_transactions(cfg, rng=rng)]
 
 
+@exclusive()
 def measure_relay(python: str, *, clients=(1, 2, 4, 8, 16), opens=("serialised", "free"), service_us: float = 100.0,
                   seconds: float = 0.5, rounds: int = 3, params: Params | None = None, rng=0,
                   timeout_s: float = 600.0) -> pd.DataFrame:

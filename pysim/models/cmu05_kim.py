@@ -55,6 +55,7 @@ from pysim.hw.coherence import (LOCKS, Directory, DsmLatency, TestAndSet, TestTe
 from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, derived, given, stated
 from pysim.rng import make_rng
+from pysim.harness.exclusive import exclusive
 
 PATTERNS = ("DB2 Pattern 1", "DB2 Pattern 2", "Oracle Pattern")
 BARS = {"DB2 system": "DB2 Pattern 1", "DB2 user": "DB2 Pattern 2",
@@ -528,6 +529,7 @@ def _now_snippet(lock: int, contend: bool, think: int, quick: bool):
                            decls=decls, enough_s=0.002 if quick else 0.02, tries=3 if quick else 11)
 
 
+@exclusive()
 def measure_now(*, quick: bool = False, think_loops: int = 50) -> pd.DataFrame:
     """The locks run for real on this machine (C, pthreads, GCC atomics, timed by pysim.harness).
 

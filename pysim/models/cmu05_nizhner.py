@@ -68,6 +68,7 @@ from pysim.rng import make_rng
 from pysim.sw.rpc import Wire
 from pysim.units import Mbit_per_s, us
 from pysim.workloads.clients import ClosedLoop
+from pysim.harness.exclusive import exclusive
 
 IMPLEMENTATIONS = ("Sun RPC", "IDP (full)", "IDP (partial)")
 IDP = IMPLEMENTATIONS[1:]
@@ -474,6 +475,7 @@ HANDOFF_VARIANTS = {"poll, sleep a 1 ms tick": (1, 1_000_000), "poll, sleep 50 u
                     "eventfd wake-up": (0, 0), "spin (busy poll)": (2, 0)}
 
 
+@exclusive()
 def measure_handoff(*, quick=False) -> pd.DataFrame:
     """Time a request handed to another thread and answered, for real, per variant (us per round trip):
     the partitioned stack's hop to its host thread. Through :func:`pysim.harness.runners.measure`."""
@@ -522,6 +524,7 @@ for n in counts:
 """
 
 
+@exclusive()
 def measure_closed_loop(*, python: str, service_us: float = 500.0, delay_us: float = 4000.0,
                         threads=(1, 2, 4, 6, 8, 10, 12, 16), quick=False) -> pd.DataFrame:
     """N client threads against a loopback UDP server (one thread, busy ``service_us`` a call) with an

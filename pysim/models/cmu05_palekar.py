@@ -65,6 +65,7 @@ from pysim.sw.pagecache import PageCache
 from pysim.sw.rpc import Wire
 from pysim.units import MB, Gbit_per_s, GiB, KiB, MiB, ms, ns, us
 from pysim.workloads.files import PostMarkConfig, iozone, postmark
+from pysim.harness.exclusive import exclusive
 
 #: A StorageBlade's disk: a 250 GB Serial-ATA drive of 2004 (§7.1 gives only the capacity and interface).
 SATA_250GB = DiskSpec(
@@ -1099,6 +1100,7 @@ def _run_now(python: str, what: str, args: dict) -> tuple:
     return [{k: parse_value(v) for k, v in row.items()} for row in rows], ""
 
 
+@exclusive()
 def measure_now(python: str, *, quick: bool = False, rng=0, folder: str | None = None) -> dict:
     """Run the three experiments on this machine; a DataFrame each (``cliff``, ``proxy``, ``creates``,
     ``postmark``), with a ``note`` attribute saying what was missing.

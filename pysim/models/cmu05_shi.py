@@ -50,6 +50,7 @@ from pysim.models import Counterfactual
 from pysim.network.topology import path_length, shortest_path_avoiding, waxman
 from pysim.params import ModelParams, assumed, stated
 from pysim.rng import make_rng
+from pysim.harness.exclusive import one_core
 
 WEIGHT = "delay_s"  # the link metric: the Waxman graphs' delay, standing in for the OSPF weights of [1]
 ALGORITHMS = ("ospf", "node-disjoint", "next-hop", "traceroute", "cons-route")
@@ -478,6 +479,7 @@ def optimality(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFr
 
 # --- then vs now ------------------------------------------------------------------------------------------
 
+@one_core()
 def measure_runtime(clock, *, sizes=(22, 54, 108, 216, 432), constraints: int = 16, instances: int = 3,
                     params: Params | None = None, rng=0, exact_up_to: int = 216) -> pd.DataFrame:
     """Time the heuristic and the integer program on this machine against the network's size.

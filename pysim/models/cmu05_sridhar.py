@@ -65,6 +65,7 @@ from pysim.sw import CpuAccount, Recipe
 from pysim.sw.pagecache import PageCache
 from pysim.units import KiB, MiB, ns, us
 from pysim.workloads import files as fsw
+from pysim.harness.exclusive import one_core
 
 MACHINE = catalog.get("Pentium 4 1.7 GHz")
 DISK = MACHINE.disk
@@ -713,6 +714,7 @@ def now_program() -> str:
     return str(program_file("cmu05_sridhar_now.py", NOW_PROGRAM))
 
 
+@one_core()
 def measure_now(python: str, *, quick: bool = False, write_sizes=(4 * KiB, 128 * KiB), variants=VARIANTS,
                 flush_s: float | None = None, budget_bytes: int | None = None,
                 timeout_s: float = 600.0) -> tuple:

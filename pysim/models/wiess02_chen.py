@@ -56,6 +56,7 @@ from pysim.sw import web
 from pysim.sw.web import PageTiming, Server, page_load, transfer_s, trimmed_mean  # noqa: F401 (the notebook's)
 from pysim.workloads import traffic
 from pysim.workloads.traffic import web_objects
+from pysim.harness.exclusive import exclusive
 
 CLASSES = ("lan", "broadband", "dialup")
 HOURS = tuple(range(24))
@@ -675,6 +676,7 @@ if __name__ == "__main__":
 '''
 
 
+@exclusive()
 def measure_cluster(params: Params | None = None, *, quick: bool = False, python: str = "python3",
                     rng=0) -> pd.DataFrame:
     """Run five real HTTP back ends on loopback (each its own process, ``cpus`` CPU slots, server 5

@@ -73,6 +73,7 @@ from pysim.rng import make_rng, spawn
 from pysim.sw import twophase
 from pysim.sw.failure import AvailableCopies, HeartbeatDetector
 from pysim.units import ms
+from pysim.harness.exclusive import exclusive
 
 HOUR = 3600.0
 DAY = 24 * HOUR
@@ -1157,6 +1158,7 @@ def parse_heartbeats(stdout: str) -> dict:
     return out
 
 
+@exclusive()
 def measure_two_phase(*, python: str | None, quick: bool = False, plan: dict | None = None) -> dict:
     """Run :data:`TWO_PHASE_PY` with ``python`` (the interpreter; the program needs only its standard
     library): a PostgreSQL server of its own on 127.0.0.1, started and stopped by the program, and commits
@@ -1173,6 +1175,7 @@ def measure_two_phase(*, python: str | None, quick: bool = False, plan: dict | N
     return got if got.get("available") else _failed(r, _lines(r.stdout))
 
 
+@exclusive()
 def measure_heartbeats(*, python: str | None, quick: bool = False, rng=0, plan: dict | None = None) -> dict:
     """Run :data:`HEARTBEAT_PY` with ``python``: UDP heartbeats on loopback from a child process that is
     stopped (SIGSTOP) and resumed (SIGCONT) on ``plan`` (:func:`heartbeat_plan`, drawn from ``rng``).

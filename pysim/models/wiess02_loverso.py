@@ -71,6 +71,7 @@ from pysim.params import ModelParams, assumed, given, stated
 from pysim.rng import make_rng
 from pysim.sw.btree import PageLayout, shape
 from pysim.sw.sched import DecayUsage, RoundRobin, Scheduler, StrictPriority, Task
+from pysim.harness.exclusive import one_core
 
 POLICIES = ("strict priority", "equal priority", "time-sharing")
 
@@ -450,6 +451,7 @@ def _sqlite_commands(page_bytes: int, reserve: int, rows: int, payload: int) -> 
             ".filectrl reserve_bytes"]
 
 
+@one_core()
 def measure_sqlite(params: Params | None = None, *, quick: bool = False, sqlite: str = "sqlite3") -> pd.DataFrame:
     """Build SQLite tables of ``params.data_bytes``-byte records (200,000 rows; 20,000 in the quick profile)
     with the ``sqlite3`` shell at every page size of ``params.page_sizes`` and every reserve of
