@@ -37,9 +37,11 @@ MASA runs depend on 19 SPEC programs the text does not characterise).
 Table 4 is not modelled in this pass (see the notebook). MASA itself is
 modelled (:func:`masa`) on the four-program workloads of Tables 1 and 2.
 
-Then vs now (:func:`measure_now`): integer, floating-point and
-cache-thrashing C kernels, two at a time, time-shared on one core and one
-per core, on this machine (no SMT siblings, no counters).
+Then vs now (:func:`measure_now`): the catalogue's integer, floating-point
+and cache-thrashing C kernels (:mod:`pysim.workloads.programs`), two at a
+time, time-shared on one core and one per core, on this machine (no SMT
+siblings, no counters); :func:`now_demand` sets their demand vectors, from
+cachegrind, beside Table 4's Base rows.
 """
 from __future__ import annotations
 
@@ -49,11 +51,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from pysim.harness.runners import PipeClock, Snippet, build
+from pysim.harness.runners import PipeClock
 from pysim.hw.smt import Program, corun_stretch
 from pysim.hw.smt import counters as smt_counters
 from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, derived, stated
+from pysim.workloads.programs import command as kernel_command
+from pysim.workloads.programs import demand as catalogue_demand
+from pysim.harness.exclusive import exclusive
 
 SAMPLE_S = 5.0  # §3.1: "The samples were taken in a 5-second period"
 
@@ -315,26 +320,21 @@ def _label(place) -> str:
 
 # --- then vs now ----------------------------------------------------------------------------
 
-KERNELS = {
-    "INT": ("uint64_t x = sink + 1; for (int k = 0; k < 4096; k++) { x = x * 6364136223846793005ULL + "
-            "1442695040888963407ULL; x ^= x >> 17; } sink = x;", "", ""),
-    "FP": ("double a = (double)(sink & 7) + 1.0, b = 1.0000001; for (int k = 0; k < 4096; k++) { a = a * b + "
-           "1e-9; b = b * 0.9999999 + 1e-7; } sink += (uint64_t)a;", "", ""),
-    "L2C": ("uint64_t j = sink & MASK; for (int k = 0; k < 4096; k++) { j = chain[j]; } sink = j;",
-            "chain = malloc(sizeof(uint64_t) * (MASK + 1)); for (uint64_t i = 0; i <= MASK; i++) chain[i] = i; "
-            "uint64_t s = 88172645463325252ULL; for (uint64_t i = MASK; i > 0; i--) { s ^= s << 13; s ^= s >> 7; "
-            "s ^= s << 17; uint64_t r = s % i; uint64_t t = chain[i]; chain[i] = chain[r]; chain[r] = t; }",
-            "#define MASK ((1ULL << 22) - 1)\nstatic uint64_t *chain;"),
-}
-_PIN = ("{ unsigned long mask = 1UL << %d; if (syscall(SYS_sched_setaffinity, 0, sizeof mask, &mask) != 0) "
-        "return 3; }\n")
-
-
-def _kernel_command(kind: str, cpu: int):
-    body, setup, decls = KERNELS[kind]
-    snippet = Snippet("c", body, (_PIN % cpu) + setup, "long syscall(long number, ...);\n" + decls,
-                      ("sys/syscall.h", "unistd.h"))
-    return build(snippet)
+def now_demand(params: Params | None = None, *, quick: bool = False) -> pd.DataFrame:
+    """Table 4's Base rows then (the Xeon's counters) beside the catalogue kernels that stand for the same
+    programs now (cachegrind on this machine, :func:`pysim.workloads.programs.demand`). Index: program.
+    Columns: then_inst_per_s, now_inst_per_s, then_l2_per_inst, now_l2_per_inst, then_fp_per_inst,
+    now_fp_per_inst, note."""
+    p = params or Params()
+    now = catalogue_demand(("INT", "FP", "L2C"), trips=50 if quick else 200, native_trips=300 if quick else 2000)
+    rows = {}
+    for kind, prog in programs(p).items():
+        m = now.loc[kind]
+        rows[f"{kind} ({prog.name})"] = {
+            "then_inst_per_s": prog.inst_per_s, "now_inst_per_s": m["inst_per_s"],
+            "then_l2_per_inst": prog.l2_per_inst, "now_l2_per_inst": m["l2_miss_per_inst"],
+            "then_fp_per_inst": prog.fp_per_inst, "now_fp_per_inst": m["fp_per_inst"], "note": m["note"]}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("program")
 
 
 def _run_together(clocks: list, n: list) -> list:
@@ -346,6 +346,7 @@ def _run_together(clocks: list, n: list) -> list:
 
 
 @functools.lru_cache(maxsize=2)
+@exclusive()
 def measure_now(*, quick: bool = False) -> pd.DataFrame:
     """Pairs of kernels on this machine: alone, time-shared on one core (the paper's [ ] case) and one per
     core. Index: pair. Columns: a_alone_s, b_alone_s, shared_core_stretch_a, shared_core_stretch_b,
@@ -360,7 +361,7 @@ def measure_now(*, quick: bool = False) -> pd.DataFrame:
         try:
             cmds = {}
             for name, cpu in ((a, 0), (b, 0), (a, 0), (b, 1)):
-                cmd, why = _kernel_command(name, cpu)
+                cmd, why = kernel_command(name, cpu)
                 if cmd is None:
                     raise RuntimeError(why)
                 cmds[(name, cpu)] = cmd

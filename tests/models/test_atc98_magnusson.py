@@ -55,3 +55,18 @@ def test_remote_cache_catches_a_reused_set_that_fits_it():
 def test_numa_is_deterministic(seed):
     a, b = m.numa(P, rng=seed, quick=True), m.numa(P, rng=seed, quick=True)
     assert a.equals(b)
+
+
+@pytest.mark.skipif(not all(__import__("shutil").which(t) for t in ("gcc", "valgrind")), reason="needs gcc and valgrind")
+def test_cachegrind_prices_each_data_reference_and_each_miss():
+    """The paper's form on a real simulator: the time cachegrind adds per instruction grows with the data
+    references and the simulated misses of the catalogue's programs, and the fit explains all four."""
+    d = m.measure_programs(quick=True)
+    assert d["available"].all(), d["note"].to_dict()
+    added = d["added_ns_per_inst"]
+    assert added["STREAM"] > 1.5 * max(added["INT"], added["FP"])  # a reference in four instructions
+    assert added["L2C"] > 2 * added["STREAM"]                        # and a miss on every reference
+    fit = d.attrs["fit"]
+    assert fit["dispatch_ns"] > 0 and fit["per_miss_ns"] > 0
+    # the pointer chase is slow natively, so it has the smallest slowdown although the most time is added
+    assert d["cachegrind_slowdown"].idxmin() == "L2C" and added.idxmax() == "L2C"

@@ -56,3 +56,15 @@ def test_masa_moves_like_pairs_apart_and_off_keeps_them():
     assert (on["masa_s"] <= on["like_pairs_s"]).all()
     assert (off["swaps"] == 0).all()
     assert off["masa_s"].to_numpy() == pytest.approx(off["like_pairs_s"].to_numpy(), rel=1e-6)
+
+
+@pytest.mark.skipif(not all(__import__("shutil").which(t) for t in ("gcc", "valgrind")), reason="needs gcc and valgrind")
+def test_now_demand_ranks_the_kernels_as_table4_ranks_the_programs():
+    """The catalogue kernels stand for gzip, mesa and parser: only the FP kernel issues FP operations, and the
+    pointer chase misses the L2 most, as parser does in Table 4; the then column is the model's input."""
+    d = m.now_demand(quick=True)
+    assert list(d.index) == ["INT (164.gzip)", "FP (177.mesa)", "L2C (197.parser)"]
+    now_fp, now_l2 = d["now_fp_per_inst"], d["now_l2_per_inst"]
+    assert now_fp.idxmax() == "FP (177.mesa)" and now_fp["INT (164.gzip)"] == 0
+    assert now_l2.idxmax() == d["then_l2_per_inst"].idxmax() == "L2C (197.parser)"
+    assert d.loc["L2C (197.parser)", "then_l2_per_inst"] == m.Params().l2c_l2_per_inst
