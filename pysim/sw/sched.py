@@ -235,28 +235,34 @@ class MtrLs(Policy):
     def charge(self, task, ran_s, now):
         # Cut the service from the domain's tokens front to back (a run rounded up to a tick may
         # overrun its token and borrow from the next), and move what was cut to the rear: a
-        # domain's tokens always sum to its reservation.
-        d, owed, kept = task.domain, ran_s, []
-        for tok in self.tokens:
-            if tok[0] == d and owed > 0:
-                cut = min(owed, tok[1])
-                owed -= cut
-                tok = [d, tok[1] - cut]
-            kept.append(tok)
+        # domain's tokens always sum to its reservation. The list stays merged (no empty token, no
+        # two adjacent tokens of one domain), so only the tokens cut to nothing and the rear change:
+        # an emptied token leaves, and its two neighbours merge if they share a domain. With fine
+        # ticks the list grows to hundreds of tokens, and rebuilding it on every charge dominated.
+        d, owed, tokens = task.domain, ran_s, self.tokens
+        k = 0
+        while owed > 0 and k < len(tokens):
+            dom, left = tokens[k]
+            if dom != d:
+                k += 1
+                continue
+            cut = min(owed, left)
+            owed -= cut
+            left -= cut
+            if left > 1e-15:
+                tokens[k] = [d, left]
+                k += 1
+                continue
+            del tokens[k]
+            if 0 < k < len(tokens) and tokens[k - 1][0] == tokens[k][0]:
+                tokens[k - 1] = [tokens[k - 1][0], tokens[k - 1][1] + tokens[k][1]]
+                del tokens[k]
         moved = ran_s - owed
         if moved > 0:
-            kept.append([d, moved])
-            self.tokens = kept
-            self._merge()
-
-    def _merge(self):
-        merged = []
-        for d, left in self.tokens:
-            if merged and merged[-1][0] == d:
-                merged[-1][1] += left
-            elif left > 1e-15:
-                merged.append([d, left])
-        self.tokens = merged
+            if tokens and tokens[-1][0] == d:
+                tokens[-1] = [d, tokens[-1][1] + moved]
+            elif moved > 1e-15:
+                tokens.append([d, moved])
 
     def snapshot(self) -> list:
         """The token list as (domain, left) pairs, front first."""

@@ -151,3 +151,25 @@ def test_a_task_can_decide_each_next_phase_as_it_runs():
     t = s.add(Task("decider", [("cpu", 0.1)], decide=next_phase))
     sim.run(until=10.0)
     assert seen == [0.1, 1.0, 1.1, 2.0, 2.1, 3.0, 3.1] and t.done and t.cpu_s == pytest.approx(0.4)
+
+
+def test_mtrls_token_list_stays_merged_and_keeps_each_reservation():
+    """Thousands of charges of every size, fine ticks included: no empty token, no two adjacent tokens of
+    one domain, and each domain's tokens still sum to its share of the cycle."""
+    import random
+    from types import SimpleNamespace
+
+    shares = {"a": 0.1, "b": 0.25, "c": 0.3, "d": 0.05}
+    policy = MtrLs(shares, cycle_s=0.5)
+    rnd = random.Random(7)
+    lengths = []
+    for _ in range(5000):
+        task = SimpleNamespace(domain=rnd.choice(list(shares)))
+        policy.charge(task, rnd.choice([0.0002, 0.001, 0.005, rnd.random() * 0.2]), 0.0)
+        tokens = policy.snapshot()
+        lengths.append(len(tokens))
+        assert all(left > 1e-15 for _, left in tokens)
+        assert all(x[0] != y[0] for x, y in zip(tokens, tokens[1:]))
+    for d, share in shares.items():
+        assert sum(left for dom, left in policy.snapshot() if dom == d) == pytest.approx(share * 0.5, abs=1e-9)
+    assert max(lengths) > 10  # the list did fragment, so merging was exercised
