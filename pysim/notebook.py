@@ -21,11 +21,15 @@ import numpy as np
 import pandas as pd
 
 from pysim import __version__, ledger, params, scoring
+from pysim.harness import slots
 from pysim.results import ENTRY_FILE, write_bytes_atomic, write_text_atomic
 
 
 def about(seed=0, quick=False) -> str:
-    """One line with the versions and the seed, printed and returned."""
+    """One line with the versions and the seed, printed and returned. Under ``pysim reproduce``, first
+    waits for a CPU slot (:mod:`pysim.harness.slots`), so that no more notebooks compute than there are
+    cores."""
+    slots.take()
     line = (f"pysim {__version__} | numpy {np.__version__} | pandas {pd.__version__} | "
             f"python {platform.python_version()} | seed={seed} | quick={quick}")
     print(line)

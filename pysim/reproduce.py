@@ -12,6 +12,7 @@ computed from the models and ledgers, never typed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ import traceback
 from pathlib import Path
 
 from pysim import ledger
+from pysim.harness.slots import SLOTS_ENV
 from pysim.parallel import executor_for
 from pysim.results import ENTRY_FILE, write_bytes_atomic, write_text_atomic
 from pysim.results_page import index_html
@@ -34,12 +36,15 @@ def notebook_path(paper_id: str) -> Path:
     return ledger.root() / "notebooks" / f"{paper_id}.ipynb"
 
 
-def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: float, kernel: str = KERNEL) -> dict:
+def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: float, kernel: str = KERNEL,
+                 cpu_slots: str | None = None) -> dict:
     """Execute a notebook given as text; return its status and, on success, its files as bytes.
 
     Runs wherever the executor puts it (it needs pysim installed, not the
     client's files): ``{"id", "ok", "seconds", "error", "files": {name: bytes}}``.
-    On failure ``files`` holds the partly executed notebook, if there is one.
+    On failure ``files`` holds the partly executed notebook, if there is one. ``cpu_slots``
+    (``<folder>:<count>``) makes the kernel share that many CPU slots with the other notebooks
+    (:mod:`pysim.harness.slots`).
     """
     import nbformat
     import papermill as pm
@@ -52,9 +57,11 @@ def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: flo
     outputs.mkdir()
     src, executed = work / f"{name}.source.ipynb", outputs / f"{name}.ipynb"
     src.write_text(source)
-    env_before = os.environ.get("PYSIM_RESULTS_DIR")
+    env_before = {k: os.environ.get(k) for k in ("PYSIM_RESULTS_DIR", SLOTS_ENV)}
     try:
         os.environ["PYSIM_RESULTS_DIR"] = str(outputs)
+        if cpu_slots:
+            os.environ[SLOTS_ENV] = cpu_slots
         pm.execute_notebook(str(src), str(executed), parameters={"seed": seed, "quick": quick},
                             kernel_name=kernel, cwd=str(work), execution_timeout=timeout,
                             progress_bar=False, log_output=False,
@@ -68,10 +75,11 @@ def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: flo
         if executed.exists():
             status["files"] = {f"{name}.failed.ipynb": executed.read_bytes()}
     finally:
-        if env_before is None:
-            os.environ.pop("PYSIM_RESULTS_DIR", None)
-        else:
-            os.environ["PYSIM_RESULTS_DIR"] = env_before
+        for k, v in env_before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         shutil.rmtree(work, ignore_errors=True)
         status["seconds"] = time.perf_counter() - t0
     return status
@@ -141,9 +149,16 @@ def reproduce(ids=None, *, quick=False, jobs=1, timeout=600.0, seed=0, out="resu
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
     out = Path(out).resolve()
     statuses = {}
-    with executor_for(jobs=jobs, scheduler=scheduler, executor=executor) as pool:
-        futures = {pool.submit(run_notebook, sources[pid], pid, seed=seed, quick=quick, timeout=timeout): pid
-                   for pid in ids}
+    local = executor is None and scheduler is None
+    with contextlib.ExitStack() as stack:
+        cpu_slots = None
+        if local:  # one worker more than slots: it computes while another notebook waits to measure
+            cpu_slots = f"{stack.enter_context(tempfile.TemporaryDirectory(prefix='pysim-slots-'))}:{jobs}"
+        pool = stack.enter_context(executor_for(jobs=jobs + 1 if local else jobs, scheduler=scheduler,
+                                                executor=executor))
+        futures = {pool.submit(run_notebook, sources[pid], pid, seed=seed, quick=quick, timeout=timeout,
+                               cpu_slots=cpu_slots): pid
+                   for pid in longest_first(ids, out / "runs.json")}
         bar = _progress(len(futures), progress)
         import concurrent.futures as cf
 
@@ -160,6 +175,16 @@ def reproduce(ids=None, *, quick=False, jobs=1, timeout=600.0, seed=0, out="resu
     write_text_atomic(out / "runs.json", json.dumps(statuses, indent=2))
     write_text_atomic(out / "index.html", index_html(card, statuses, out))
     return statuses, card
+
+
+def longest_first(ids: list, runs_file: Path) -> list:
+    """``ids`` with the notebooks that took longest in the last run (``runs.json``) first, and those it
+    does not know before them all, so that no long notebook starts last and runs on alone."""
+    try:
+        seconds = {k: float(v["seconds"]) for k, v in json.loads(Path(runs_file).read_text()).items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        seconds = {}
+    return sorted(ids, key=lambda pid: -seconds.get(pid, float("inf")))
 
 
 def scored_by_notebooks(out: Path, statuses: dict, seed: int, quick: bool) -> dict:

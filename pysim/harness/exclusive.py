@@ -12,7 +12,8 @@ machine-wide lock while it runs; simulation never takes it.
 * :func:`one_core`: a single-threaded timing loop. Several may run at once,
   one per core, but never beside an exclusive experiment.
 
-The lock is an ``flock`` (exclusive or shared) on a file in the temporary
+A notebook that waits for the lock lends its CPU slot (:mod:`pysim.harness.slots`)
+to another notebook meanwhile. The lock is an ``flock`` (exclusive or shared) on a file in the temporary
 directory, so it is dropped when its holder exits or dies. It is re-entrant
 in a process, where the outermost holder's mode stands; a child process
 started while it is held (a server under test, a compiled snippet) inherits
@@ -26,6 +27,8 @@ import os
 import tempfile
 import time
 from pathlib import Path
+
+from pysim.harness import slots
 
 HELD_ENV = "PYSIM_MEASURING"
 _depth = 0
@@ -70,7 +73,13 @@ def _held(mode: int):
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         t0 = time.monotonic()
-        fcntl.flock(fd, mode)
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:  # another experiment runs: lend this notebook's CPU slot while waiting
+            lent = slots.give()
+            fcntl.flock(fd, mode)
+            if lent:
+                slots.take()
         _waited = time.monotonic() - t0
         before = os.environ.get(HELD_ENV)
         os.environ[HELD_ENV] = str(os.getpid())

@@ -106,3 +106,20 @@ def test_real_measurements_hold_the_lock(lock_file, mode):
     measure.basics(quick=True)  # one thread
     p.wait(timeout=10)
     assert (waited_s() >= 0.4) == (mode == "exclusive"), waited_s()
+
+
+def test_every_model_measurement_takes_the_lock():
+    """A model function that measures for real (``measure*``) is decorated exclusive() or one_core()."""
+    import ast
+    from pathlib import Path
+
+    import pysim.models
+
+    missing = []
+    for path in sorted(Path(pysim.models.__file__).parent.glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("measure"):
+                names = {ast.unparse(d) for d in node.decorator_list}
+                if not names & {"exclusive()", "one_core()"}:
+                    missing.append(f"{path.stem}.{node.name}")
+    assert not missing, missing
