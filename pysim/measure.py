@@ -107,7 +107,6 @@ def copies(total_bytes=64 << 20, chunk=4096) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("method")
 
 
-@one_core()
 def page_sizes(array_bytes=(16 << 20, 256 << 20), accesses=2_000_000, seed=1) -> pd.DataFrame:
     """Nanoseconds per load, random and page-strided, with 4 KB pages and with transparent huge pages."""
     rows = []
@@ -115,7 +114,8 @@ def page_sizes(array_bytes=(16 << 20, 256 << 20), accesses=2_000_000, seed=1) ->
         for pattern, rnd in (("random", True), ("strided", False)):
             row = {"array_MiB": size >> 20, "pattern": pattern}
             for label, huge in (("4KB_ns", False), ("huge_ns", True)):
-                v = _native.measure_access(int(size), int(accesses), rnd, huge, int(seed))
+                with one_core():
+                    v = _native.measure_access(int(size), int(accesses), rnd, huge, int(seed))
                 row[label] = None if v is None else v * 1e9
             rows.append(row)
     return pd.DataFrame(rows).set_index(["array_MiB", "pattern"])

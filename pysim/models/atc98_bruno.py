@@ -532,7 +532,6 @@ def build_onoff() -> tuple:
     return exe, ""
 
 
-@exclusive()
 def measure_now(*, quick: bool = False, ns=None, nices=(0, 19), cpu: int = 0, rng=0) -> pd.DataFrame:
     """Run the experiment on this machine under today's Linux scheduler: N onoff hogs at each nice level,
     a sleeper and an I/O-like loop, all pinned to ``cpu``. Index: (nice, n_onoff). Columns:
@@ -546,7 +545,8 @@ def measure_now(*, quick: bool = False, ns=None, nices=(0, 19), cpu: int = 0, rn
             row = {"nice": nice, "n_onoff": n, "sleeper_delay_ms": np.nan, "io_per_s": np.nan,
                    "available": False, "reason": why}
             if exe is not None:
-                r = run_command([exe, n, nice, dur, cpu], timeout_s=60.0)
+                with exclusive():  # one run at a time: its hogs are pinned to ``cpu``
+                    r = run_command([exe, n, nice, dur, cpu], timeout_s=60.0)
                 if r.available and r.returncode == 0:
                     vals = {w[0]: float(w[1]) for w in (ln.split() for ln in r.stdout.splitlines()) if len(w) >= 2}
                     row.update(sleeper_delay_ms=vals.get("sleeper_delay_ms", np.nan),

@@ -54,7 +54,6 @@ from pysim.params import ModelParams, assumed, calibrated, stated
 from pysim.rng import make_rng
 from pysim.sw.pages import PhysicalMemory, downgrade, map_range
 from pysim.workloads import memtrace
-from pysim.harness.exclusive import one_core
 
 KB = 1024
 MB = 1024 * KB
@@ -150,7 +149,6 @@ def fault(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
 # --- TLB reach (§1) -------------------------------------------------------------------------
 
 
-@one_core()
 def measured_reach(page_bytes: int, p: Params) -> int:
     """Bytes of the largest cyclic working set (one touch per page) whose second sweep never misses."""
     best = 0

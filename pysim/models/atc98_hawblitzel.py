@@ -561,6 +561,7 @@ def warm_up(clock, n: int, warmup_s: float) -> float:
     return spent
 
 
+@one_core()
 def time_java(bench: JavaBenchmark, *, enough_s: float, tries: int, warmup_s: float | None = None) -> Measurement:
     """Time one benchmark with the lmbench harness after a warm-up, empty loop subtracted (minimum of the tries).
 
@@ -596,7 +597,6 @@ def time_java(bench: JavaBenchmark, *, enough_s: float, tries: int, warmup_s: fl
                        tries, overhead, enough_s)
 
 
-@one_core()
 def java_microbenchmarks(quick: bool = False) -> pd.DataFrame:
     """Time :data:`JAVA_BENCHMARKS` on this machine (a subset, shorter, in quick mode).
 

@@ -81,7 +81,7 @@ from pysim.models import Counterfactual, Fit, Inputs, cells
 from pysim.params import ModelParams, assumed, calibrated, given, stated
 from pysim.rng import make_rng, spawn
 from pysim.units import MHz, ms, ns, us
-from pysim.harness.exclusive import exclusive
+from pysim.harness.exclusive import exclusive, one_core
 
 #: The nine expressions of §5.2, in order (``p=*p`` chases a pointer that points to itself).
 EXPRESSIONS = ("p=*p;", "a^=a+a;", "a^=a+a+a;", "a>>=b;", "a>>=a+a;", "a^=a<<b;", "a^=a+b;", "a+=(a+b)&07;",
@@ -653,6 +653,7 @@ def _start(snippet: Snippet, timeout_s: float):
     return PipeClock(command, timeout_s=timeout_s)
 
 
+@exclusive()  # pinned to a CPU, with a competing hog on it in some runs
 def mhz_now(params: Params | None = None, *, cpu: int | None = None, hog: bool = False,
             enough_s: float | None = None, tries: int | None = None, timeout_s: float = 60.0) -> NowRun:
     """Run mhz's measurement for real: the nine expressions compiled as C and timed by the lmbench
@@ -701,6 +702,7 @@ CLOCK_BODIES = {
 }
 
 
+@one_core()
 def clock_now(*, quick: bool = False) -> pd.DataFrame:
     """The clock on this machine, measured by the harness: nanoseconds per read of each clock
     call and the smallest step the monotonic clock shows (median and minimum of the tries).
@@ -738,7 +740,6 @@ def combined(runs: list, params: Params | None = None) -> NowRun:
     return NowRun(True, "", tuple(map(tuple, tries)), ok[0].enough_s, mhz, accepted, sum(r.seconds for r in ok))
 
 
-@exclusive()
 def measure_now(params: Params | None = None, *, cpu: int | None = None, quick: bool = False) -> dict:
     """Every real run the then-vs-now comparison needs (:func:`then_and_now` tabulates them).
 

@@ -454,7 +454,6 @@ def _sqlite_commands(page_bytes: int, reserve: int, rows: int, payload: int) -> 
             ".filectrl reserve_bytes"]
 
 
-@one_core()
 def measure_sqlite(params: Params | None = None, *, quick: bool = False, sqlite: str = "sqlite3") -> pd.DataFrame:
     """Build SQLite tables of ``params.data_bytes``-byte records (200,000 rows; 20,000 in the quick profile)
     with the ``sqlite3`` shell at every page size of ``params.page_sizes`` and every reserve of
@@ -473,7 +472,9 @@ def measure_sqlite(params: Params | None = None, *, quick: bool = False, sqlite:
         for reserve in RESERVES:
             db = work / f"t{size}-{reserve}.db"
             db.unlink(missing_ok=True)
-            r = run_command([sqlite, str(db), *_sqlite_commands(size, reserve, rows_n, p.data_bytes)], timeout_s=120.0)
+            with one_core():
+                r = run_command([sqlite, str(db), *_sqlite_commands(size, reserve, rows_n, p.data_bytes)],
+                                timeout_s=120.0)
             row = {"page_bytes": size, "reserve_bytes": reserve, "available": False, "rows": rows_n,
                    "pages": np.nan, "levels": np.nan, "seconds": np.nan, "note": ""}
             try:
