@@ -691,7 +691,6 @@ def _ring_program() -> tuple:
     return exe, ""
 
 
-@exclusive()
 def measure_ring_now(*, quick: bool = False, loads=(0, 2, 4)) -> pd.DataFrame:
     """§3.1 now: a 400 Mbit/s stream of 16-page buffers (a producer on ``clock_nanosleep``) into a ring read
     by a consumer thread, beside ``busy`` spinning processes; 0.5 s per load (quick) or 3 s.
@@ -709,7 +708,8 @@ def measure_ring_now(*, quick: bool = False, loads=(0, 2, 4)) -> pd.DataFrame:
                "late_mean_us": np.nan,
                "then_ring_needed_buffers": float(then["ring_needed_buffers"].get(busy, np.nan)), "note": why}
         if exe is not None:
-            r = run_command([exe, buf, period_ns, 0.5 if quick else 3.0, busy], timeout_s=60.0)
+            with exclusive():  # the busy spinners load every core
+                r = run_command([exe, buf, period_ns, 0.5 if quick else 3.0, busy], timeout_s=60.0)
             words = r.stdout.split() if r.available and r.returncode == 0 else []
             if len(words) >= 8:
                 row.update(available=True, ring_needed_buffers=int(words[3]) + 1, late_max_us=float(words[5]),

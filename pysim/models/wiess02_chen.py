@@ -691,7 +691,7 @@ def measure_cluster(params: Params | None = None, *, quick: bool = False, python
     p = params or Params()
     cpu_s = 0.05
     cfg = {"cpus": list(p.cpus), "batching": p.batching_server, "cpu_s": cpu_s, "saving": p.batch_cpu_saving,
-           "window_s": p.batch_window_s / 10, "seconds": 4.0 if quick else 30.0,
+           "window_s": p.batch_window_s / 10, "seconds": 4.0 if quick else 15.0,
            "rate": 0.5 * sum(p.cpus) / cpu_s, "sample_s": 0.2, "gain": p.gain, "balancer": p.balancer,
            "seed": int(make_rng(rng).integers(1 << 30)), "port0": 18_000 + int(make_rng(rng).integers(2000))}
     r = run_command([python, "-c", NOW_SCRIPT, repr(cfg)], timeout_s=180.0)

@@ -494,11 +494,17 @@ class MapStore:
         old = self.nv.data[off:off + len(data)].tobytes()
         page = self.p.page_bytes
         spans = {}
-        for i, (a, b) in enumerate(zip(data, old)):
-            if a != b:
-                pg = (off + i) // page
-                lo, _ = spans.get(pg, (i, i))
-                spans[pg] = (lo, i + 1)
+        start = 0
+        while start < len(data):  # page by page: equal slices are skipped at C speed
+            end = min(len(data), (off + start) // page * page + page - off)
+            if data[start:end] != old[start:end]:
+                lo, hi = start, end
+                while data[lo] == old[lo]:
+                    lo += 1
+                while data[hi - 1] == old[hi - 1]:
+                    hi -= 1
+                spans[(off + start) // page] = (lo, hi)
+            start = end
         for pg, (lo, hi) in spans.items():
             wear = int(self.nv.wear[pg])
             self.nv.write(off + lo, data[lo:hi])
