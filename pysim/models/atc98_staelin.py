@@ -755,7 +755,7 @@ def measure_now(params: Params | None = None, *, cpu: int | None = None, quick: 
     short = {"enough_s": 0.001, "tries": p.tries}
     out = {"short": mhz_now(p, cpu=cpu, **short),
            "repeats": [mhz_now(p, cpu=cpu, **short) for _ in range(1 if quick else 2)]}
-    long_tries, rounds = (3, 1) if quick else (5, 2)
+    long_tries, rounds = (3, 1) if quick else (5, 1)
     first = mhz_now(p, cpu=cpu, enough_s=0.01 if quick else None, tries=long_tries)
     alone, beside = [first], []
     if cpu is None or not first.available:
