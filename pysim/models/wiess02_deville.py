@@ -614,10 +614,10 @@ def capacity(trace: Trace, ram_bytes: int, params: Params) -> int:
 
 
 @functools.lru_cache(maxsize=4)
-def _sweep(params: Params, quick: bool) -> pd.DataFrame:
+def _sweep(params: Params, quick: bool, policies: tuple = (*POLICIES, "none")) -> pd.DataFrame:
     rows = []
     traced = _traced(params, quick)
-    for policy in (*POLICIES, "none"):
+    for policy in policies:
         for ram in params.ram_sizes:
             tot = dict(page_writes=0, erases=0, prep_erases=0, writebacks=0, dead_drops=0, evictions=0,
                        read_bytes=0, eeprom_s=0.0)
@@ -637,14 +637,20 @@ def _sweep(params: Params, quick: bool) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["policy", "ram_bytes"])
 
 
-def cache(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
+def cache(params: Params | None = None, *, rng=0, quick=False, policies=None) -> pd.DataFrame:
     """§5.4 and §6.1 on the JDK's methods: EEPROM page writes, erases (of a page to set a bit; the
     erases that prepare each method's area apart), write-backs, dead maps dropped, evictions, EEPROM
     reads and time, the card's total time, and the share of methods verified without touching EEPROM,
-    by cache policy ("none": write-through) and RAM size. Index: policy, ram_bytes."""
+    by cache policy ("none": write-through) and RAM size. Index: policy, ram_bytes. ``policies``
+    limits the sweep to some of ``POLICIES`` and "none" (all by default)."""
     p = params or Params()
     make_rng(rng)  # deterministic: no randomness
-    return _sweep(p, quick).copy()
+    if policies is None:
+        return _sweep(p, quick).copy()
+    bad = set(policies) - {*POLICIES, "none"}
+    if bad or not policies:
+        raise ValueError(f"policies must be a non-empty selection of {(*POLICIES, 'none')}, got {policies!r}")
+    return _sweep(p, quick, tuple(policies)).copy()
 
 
 def memory(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:

@@ -90,3 +90,13 @@ def test_bad_parameters_are_refused_by_name():
         model.Params(encoding="gray")
     with pytest.raises(ValueError, match="ram_sizes"):
         model.Params(ram_sizes=(128, -1))
+
+
+def test_a_sweep_of_some_policies_gives_their_rows_of_the_whole_sweep():
+    import pandas as pd
+
+    whole = model.cache(quick=True)
+    some = model.cache(quick=True, policies=("cfg", "none"))
+    pd.testing.assert_frame_equal(some, whole.loc[["cfg", "none"]], check_exact=True)
+    with pytest.raises(ValueError, match="policies"):
+        model.cache(quick=True, policies=("fifo",))
