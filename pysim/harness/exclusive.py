@@ -39,10 +39,12 @@ def lock_path() -> Path:
     return Path(os.environ.get("PYSIM_MEASURE_LOCK") or Path(tempfile.gettempdir()) / "pysim-measure.lock")
 
 
-def exclusive():
+def exclusive(*, pause: bool = False):
     """Hold the measurement lock alone for the ``with`` block (or the decorated call).
 
-    Blocks while any other process measures; ``waited_s()`` inside the block says how long.
+    Blocks while any other process measures; ``waited_s()`` inside the block says how long. With
+    ``pause``, for an experiment that needs every core, the notebooks computing in the other CPU
+    slots are also stopped until it ends (:func:`pysim.harness.slots.paused`).
 
     Examples
     --------
@@ -50,7 +52,7 @@ def exclusive():
     >>> with exclusive():
     ...     pass
     """
-    return _held(fcntl.LOCK_EX)
+    return _held(fcntl.LOCK_EX, pause=pause)
 
 
 def one_core():
@@ -60,7 +62,7 @@ def one_core():
 
 
 @contextlib.contextmanager
-def _held(mode: int):
+def _held(mode: int, pause: bool = False):
     global _depth, _waited
     if _depth or _ancestor_holds():
         _depth += 1
@@ -85,7 +87,8 @@ def _held(mode: int):
         os.environ[HELD_ENV] = str(os.getpid())
         _depth += 1
         try:
-            yield
+            with slots.paused() if pause else contextlib.nullcontext():
+                yield
         finally:
             _depth -= 1
             if before is None:

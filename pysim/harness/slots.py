@@ -6,13 +6,25 @@ it to the end. A notebook that must wait for the measurement lock
 (:mod:`pysim.harness.exclusive`) hands its slot to a waiting notebook
 meanwhile, so a core is never idle while another notebook measures alone.
 
+An experiment that needs every core (two threads handing a lock back and
+forth) pauses the notebooks holding the other slots while it runs
+(:func:`paused`): their kernels' process groups are stopped and continued
+after. Their simulations do not depend on the wall clock, so nothing they
+compute changes; a watchdog process continues them even if the experiment
+dies.
+
 The slots are ``flock``-ed files in a folder named by ``PYSIM_CPU_SLOTS``
-(``<folder>:<count>``); without it there are no slots and nothing waits.
+(``<folder>:<count>``), each holding its holder's process group; without it
+there are no slots and nothing waits or pauses.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -49,6 +61,8 @@ def take(poll_s: float = 0.05) -> float:
             except BlockingIOError:
                 os.close(fd)
                 continue
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpgrp()).encode(), 0)  # whom to pause (see paused)
             _fd = fd
             return time.monotonic() - t0
         time.sleep(poll_s)
@@ -62,3 +76,62 @@ def give() -> bool:
     os.close(_fd)
     _fd = None
     return True
+
+
+def others() -> list:
+    """Process groups of the other notebooks that hold a slot now."""
+    cfg = _config()
+    if cfg is None:
+        return []
+    folder, count = cfg
+    mine = os.fstat(_fd).st_ino if _fd is not None else None
+    groups = []
+    for i in range(count):
+        path = folder / f"slot{i}"
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            if os.fstat(fd).st_ino == mine:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: nobody to pause
+                continue
+            except BlockingIOError:
+                pass
+            text = os.pread(fd, 32, 0).decode().strip()
+            if text.isdigit() and int(text) != os.getpgrp():
+                groups.append(int(text))
+        finally:
+            os.close(fd)
+    return groups
+
+
+_WATCHDOG = ("import os, signal, sys\n"
+             "sys.stdin.read()  # until the experiment ends, or dies\n"
+             "for g in sys.argv[1:]:\n"
+             "    try: os.killpg(int(g), signal.SIGCONT)\n"
+             "    except OSError: pass\n")
+
+
+@contextlib.contextmanager
+def paused():
+    """Stop the other slot holders' process groups for the ``with`` block, and continue them after."""
+    groups = others()
+    if not groups:
+        yield []
+        return
+    watchdog = subprocess.Popen([sys.executable, "-c", _WATCHDOG, *map(str, groups)], stdin=subprocess.PIPE)
+    stopped = []
+    try:
+        for g in groups:
+            try:
+                os.killpg(g, signal.SIGSTOP)
+                stopped.append(g)
+            except OSError:  # it has just finished
+                pass
+        yield stopped
+    finally:
+        watchdog.stdin.close()  # the watchdog continues them
+        watchdog.wait()

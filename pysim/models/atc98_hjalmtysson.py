@@ -654,7 +654,7 @@ def measure_now(*, quick: bool = False) -> pd.DataFrame:
     """
     rows = []
     for c in cases(quick=quick):
-        with (exclusive if c.threads > 1 else one_core)():  # the two-thread cases need both cores
+        with exclusive(pause=True) if c.threads > 1 else one_core():  # two threads need both cores
             m = measure("c++", "HJ_BODY", name=" / ".join(c.key), enough_s=0.002, tries=7 if quick else 31,
                         statistic="median" if c.threads > 1 else "min", **program(c))
         ns = (m.per_op_s + m.loop_overhead_s) * 1e9 if m.available else math.nan

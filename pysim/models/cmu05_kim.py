@@ -529,7 +529,7 @@ def _now_snippet(lock: int, contend: bool, think: int, quick: bool):
                            decls=decls, enough_s=0.002 if quick else 0.02, tries=3 if quick else 11)
 
 
-@exclusive()
+@exclusive(pause=True)  # two threads hand a lock back and forth: both cores
 def measure_now(*, quick: bool = False, think_loops: int = 50) -> pd.DataFrame:
     """The locks run for real on this machine (C, pthreads, GCC atomics, timed by pysim.harness).
 

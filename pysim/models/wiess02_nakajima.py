@@ -346,7 +346,7 @@ def _run_together(clocks: list, n: list) -> list:
 
 
 @functools.lru_cache(maxsize=2)
-@exclusive()
+@exclusive(pause=True)  # one kernel a core: both cores
 def measure_now(*, quick: bool = False) -> pd.DataFrame:
     """Pairs of kernels on this machine: alone, time-shared on one core (the paper's [ ] case) and one per
     core. Index: pair. Columns: a_alone_s, b_alone_s, shared_core_stretch_a, shared_core_stretch_b,

@@ -11,6 +11,7 @@ def test_every_dispatch_computes_what_the_native_loop_computes():
     assert len(r["values"]) == len(interp.VARIANTS) and r["agree"], r["values"]
 
 
+@pytest.mark.quiet  # a timing ratio: run before the notebooks start beside the suite
 def test_interpreting_costs_more_than_running_native_code():
     df = interp.measure_dispatch(tries=3, enough_s=0.005)
     if not df["available"].all():

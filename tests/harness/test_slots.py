@@ -43,7 +43,9 @@ def one_slot(tmp_path, monkeypatch):
 
 
 def start(script, *args, env=None):
-    p = subprocess.Popen([sys.executable, "-c", script, *map(str, args)], stdout=subprocess.PIPE, text=True, env=env)
+    """A process in its own session, as Jupyter starts a kernel, once it has printed its first line."""
+    p = subprocess.Popen([sys.executable, "-c", script, *map(str, args)], stdout=subprocess.PIPE, text=True, env=env,
+                         start_new_session=True)
     p.stdout.readline()
     return p
 
@@ -81,3 +83,78 @@ def test_longest_notebooks_start_first(tmp_path):
     runs.write_text('{"b": {"seconds": 5}, "c": {"seconds": 50}, "a": {"seconds": 20}}')
     assert longest_first(["a", "b", "c", "new"], runs) == ["new", "c", "a", "b"]
     assert longest_first(["a", "b"], tmp_path / "missing.json") == ["a", "b"]
+
+
+TICKER = textwrap.dedent("""
+    import sys, time
+    from pysim.harness import slots
+    slots.take()
+    print("slot", flush=True)
+    path = sys.argv[1]
+    while True:  # a notebook computing: it leaves a mark every 20 ms
+        with open(path, "a") as f:
+            f.write("x")
+        time.sleep(0.02)
+""")
+PAUSER = textwrap.dedent("""
+    import time
+    from pysim.harness import exclusive, slots
+    slots.take()
+    with exclusive(pause=True):
+        print("paused", flush=True)
+        time.sleep(60)
+""")
+
+
+@pytest.fixture
+def two_slots(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYSIM_MEASURE_LOCK", str(tmp_path / "measure.lock"))
+    monkeypatch.delenv("PYSIM_MEASURING", raising=False)
+    monkeypatch.setenv(slots.SLOTS_ENV, f"{tmp_path}:2")
+    yield tmp_path
+    slots.give()
+
+
+def marks(path, seconds=0.3):
+    before = path.stat().st_size
+    time.sleep(seconds)
+    return path.stat().st_size - before
+
+
+def test_an_experiment_that_needs_every_core_pauses_the_other_notebooks(two_slots):
+    from pysim.harness import exclusive
+
+    ticks = two_slots / "ticks"
+    ticks.write_text("")
+    other = start(TICKER, ticks)
+    try:
+        slots.take()
+        assert slots.others() == [other.pid]  # its kernel's group: a process started in its own session
+        assert marks(ticks) > 3
+        with exclusive(pause=True):
+            assert marks(ticks) == 0
+        assert marks(ticks) > 3
+        with exclusive():  # an exclusive experiment without pause leaves the others computing
+            assert marks(ticks) > 3
+    finally:
+        other.kill()
+        other.wait(timeout=10)
+
+
+def test_the_paused_notebooks_go_on_when_the_experiment_dies(two_slots):
+    import os
+    import signal
+
+    ticks = two_slots / "ticks"
+    ticks.write_text("")
+    other = start(TICKER, ticks)
+    pauser = start(PAUSER)  # prints "paused" once the ticker is stopped
+    try:
+        assert marks(ticks) == 0
+        os.kill(pauser.pid, signal.SIGKILL)
+        pauser.wait(timeout=10)
+        time.sleep(0.2)
+        assert marks(ticks) > 3  # the watchdog continued it
+    finally:
+        other.kill()
+        other.wait(timeout=10)
