@@ -607,7 +607,7 @@ def java_microbenchmarks(quick: bool = False) -> pd.DataFrame:
         if quick and not bench.quick:
             continue
         m = (time_java(bench, enough_s=0.01, tries=3, warmup_s=min(bench.warmup_s, 0.3)) if quick
-             else time_java(bench, enough_s=0.02, tries=7))
+             else time_java(bench, enough_s=0.02, tries=5))
         rows.append({"benchmark": bench.name, "now_ns": m.per_op_s / ns, "median_ns": m.median_s / ns,
                      "iterations": m.iterations, "available": m.available, "reason": m.reason})
     return pd.DataFrame(rows).set_index("benchmark")
