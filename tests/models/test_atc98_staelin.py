@@ -169,6 +169,7 @@ needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not i
 
 
 @needs_gcc
+@pytest.mark.quiet  # a timing test: run before the notebooks start beside the suite
 def test_mhz_for_real_counts_whole_cycles_and_dodges_a_competitor_with_short_intervals():
     """At 1 ms intervals the minimum of eleven tries escapes other work on a shared machine, a
     competitor pinned to the same CPU included; a>>=b is one dependent shift, one cycle."""
