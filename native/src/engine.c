@@ -1,15 +1,7 @@
 /* engine.c -- the run loop over evq. */
 #include <math.h>
 
-#include "pysim/engine.h"
-#include "pysim/status.h"
-
-struct ps_engine {
-    evq *q;
-    double now;
-    int stop;
-    uint64_t processed;
-};
+#include "engine_inline.h"
 
 ps_engine *engine_new(double start_s)
 {
@@ -45,8 +37,8 @@ int engine_schedule_in(ps_engine *e, double delay, unsigned klass, ps_handler fn
 
 int engine_schedule(ps_engine *e, double delay, ps_handler fn, void *ctx, int64_t arg)
 {
-    if (!(delay >= 0) || fn == NULL) return PS_EINVAL;
-    return evq_push(e->q, e->now + delay, EVQ_NORMAL, fn, ctx, arg);
+    if (fn == NULL) return PS_EINVAL;
+    return engine_schedule_inline(e, delay, fn, ctx, arg);
 }
 
 double engine_peek(const ps_engine *e)
@@ -55,31 +47,37 @@ double engine_peek(const ps_engine *e)
     return top ? top->time : INFINITY;
 }
 
+/* Pop the next event and run its handler. The fields are read in place, not
+ * through a copy of the item (see engine_inline.h on store forwarding). */
+static int run_next(ps_engine *e, const evq_item *top)
+{
+    ps_handler fn = top->fn;
+    void *ctx = top->ctx;
+    int64_t arg = top->arg;
+    e->now = top->time;
+    evq_heap_drop_top(e->q);
+    e->processed++;
+    return fn(e, ctx, arg);
+}
+
 int engine_run(ps_engine *e, double until, int64_t max_events)
 {
     if (isnan(until) || until < e->now) return PS_EINVAL;
     e->stop = 0;
-    evq_item it;
     int64_t done = 0;
     const evq_item *top;
     const int bounded = !isinf(until); /* an infinite `until` also runs events due at infinity */
     if (!bounded && max_events < 0) { /* the common case, with nothing to count */
         while (!e->stop && (top = evq_top(e->q)) != NULL) {
-            evq_pop(e->q, &it);
-            e->now = it.time;
-            e->processed++;
-            int st = it.fn(e, it.ctx, it.arg);
+            int st = run_next(e, top);
             if (st != PS_OK) return st;
         }
         return PS_OK;
     }
     while (!e->stop && (max_events < 0 || done < max_events) && (top = evq_top(e->q)) != NULL
            && (top->time < until || !bounded)) {
-        evq_pop(e->q, &it);
-        e->now = it.time;
-        e->processed++;
         done++;
-        int st = it.fn(e, it.ctx, it.arg);
+        int st = run_next(e, top);
         if (st != PS_OK) return st;
     }
     if (!e->stop && bounded && (max_events < 0 || done < max_events)) e->now = until;

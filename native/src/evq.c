@@ -1,21 +1,7 @@
-/* evq.c -- binary min-heap of events keyed on (time, key). */
+/* evq.c -- binary min-heap of events keyed on (time, key); the hot operations are in engine_inline.h. */
 #include <math.h>
 
-#include "pysim/evq.h"
-#include "pysim/status.h"
-
-struct evq {
-    evq_item *items;
-    size_t size, capacity;
-    uint64_t next_seq;
-};
-
-#define KEY_SHIFT 62
-
-static int before(const evq_item *a, const evq_item *b)
-{
-    return a->time < b->time || (a->time == b->time && a->key < b->key);
-}
+#include "engine_inline.h"
 
 evq *evq_new(size_t capacity_hint)
 {
@@ -37,8 +23,7 @@ void evq_free(evq *q)
     ps_free(q);
 }
 
-/* Double the heap's storage. PS_OK or PS_ENOMEM. */
-static int grow(evq *q)
+int evq_grow(evq *q)
 {
     size_t cap = q->capacity * 2;
     evq_item *grown = ps_realloc(q->items, cap * sizeof *grown);
@@ -51,39 +36,18 @@ static int grow(evq *q)
 int evq_push(evq *q, double time, unsigned klass, ps_handler fn, void *ctx, int64_t arg)
 {
     if (isnan(time) || klass > EVQ_NORMAL) return PS_EINVAL;
-    if (q->size == q->capacity && grow(q) != PS_OK) return PS_ENOMEM;
-    evq_item it = {time, ((uint64_t)klass << KEY_SHIFT) | q->next_seq++, fn, ctx, arg};
-    size_t i = q->size++;
-    while (i > 0) { /* sift up */
-        size_t parent = (i - 1) / 2;
-        if (!before(&it, &q->items[parent])) break;
-        q->items[i] = q->items[parent];
-        i = parent;
-    }
-    q->items[i] = it;
-    return PS_OK;
+    return evq_heap_push(q, time, klass, fn, ctx, arg);
 }
 
 int evq_pop(evq *q, evq_item *out)
 {
     if (q->size == 0) return PS_EEMPTY;
-    *out = q->items[0];
-    size_t n = --q->size;
-    if (n == 0) return PS_OK;
-    evq_item *v = q->items;
-    const evq_item last = v[n];
-    size_t i = 0;
-    for (;;) { /* sift the last item down from the root */
-        size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && before(&v[child + 1], &v[child])) child++;
-        if (!before(&v[child], &last)) break;
-        v[i] = v[child];
-        i = child;
-    }
-    v[i] = last;
+    evq_item_move(out, &q->items[0]);
+    evq_drop_top(q);
     return PS_OK;
 }
+
+void evq_drop_top(evq *q) { evq_heap_drop_top(q); }
 
 const evq_item *evq_top(const evq *q) { return q->size ? &q->items[0] : NULL; }
 
@@ -94,6 +58,6 @@ evq_item *evq_at(evq *q, size_t i) { return i < q->size ? &q->items[i] : NULL; }
 int evq_check(const evq *q)
 {
     for (size_t i = 1; i < q->size; i++)
-        if (before(&q->items[i], &q->items[(i - 1) / 2])) return PS_ESTATE;
+        if (evq_item_before(&q->items[i], &q->items[(i - 1) / 2])) return PS_ESTATE;
     return PS_OK;
 }

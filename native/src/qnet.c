@@ -4,6 +4,7 @@
 
 #include "pysim/qnet.h"
 #include "pysim/status.h"
+#include "engine_inline.h"
 
 typedef struct net {
     const qnet_spec *spec;
@@ -104,7 +105,7 @@ static int external_arrival(ps_engine *e, void *ctx, int64_t k)
     if (st != PS_OK) return st;
     st = station_arrive(n->st[k], id, ps_exponential(n->rng, sp->service_rate[k]), (int32_t)k);
     if (st != PS_OK) return st;
-    return engine_schedule(e, ps_exponential(n->rng, sp->arrival_rate[k]), external_arrival, n, k);
+    return engine_schedule_inline(e, ps_exponential(n->rng, sp->arrival_rate[k]), external_arrival, n, k);
 }
 
 static int validate(const qnet_spec *sp)
@@ -166,7 +167,7 @@ int qnet_run(const qnet_spec *sp, ps_rng *rng, qnet_result *out, station_stats *
     }
     for (int32_t k = 0; k < K; k++) {
         if (sp->arrival_rate[k] <= 0) continue;
-        st = engine_schedule(n.e, ps_exponential(rng, sp->arrival_rate[k]), external_arrival, &n, k);
+        st = engine_schedule_inline(n.e, ps_exponential(rng, sp->arrival_rate[k]), external_arrival, &n, k);
         if (st != PS_OK) goto done;
     }
     if (sp->warmup == 0) begin_window(&n);
@@ -192,7 +193,7 @@ static int trace_arrival(ps_engine *e, void *ctx, int64_t i)
     if (st != PS_OK || i + 1 >= n->trace_n) return st;
     double gap = n->ia[i + 1];
     if (!(gap >= 0) || isinf(gap)) return PS_EINVAL;
-    return engine_schedule(e, gap, trace_arrival, n, i + 1);
+    return engine_schedule_inline(e, gap, trace_arrival, n, i + 1);
 }
 
 int qnet_run_trace(int32_t servers, station_discipline d, const double *interarrival,
@@ -216,7 +217,7 @@ int qnet_run_trace(int32_t servers, station_discipline d, const double *interarr
     one = station_new(n.e, servers, d, NULL);
     if (one == NULL) goto done;
     begin_window(&n);
-    st = engine_schedule(n.e, interarrival[0], trace_arrival, &n, 0);
+    st = engine_schedule_inline(n.e, interarrival[0], trace_arrival, &n, 0);
     if (st == PS_OK) st = engine_run(n.e, INFINITY, -1);
     if (st == PS_OK) {
         const station_stats *ss = station_get_stats(one);

@@ -17,6 +17,7 @@
 
 #include "pysim/station.h"
 #include "pysim/status.h"
+#include "engine_inline.h"
 
 typedef struct job {
     int64_t id;
@@ -84,6 +85,16 @@ static int jobvec_reserve(jobvec *q, int64_t extra)
     q->v = grown;
     q->capacity = cap;
     return PS_OK;
+}
+
+static void job_fill(job *j, int64_t id, double arrival, double service_s, int32_t klass)
+{
+    j->id = id;
+    j->arrival = arrival;
+    j->remaining = service_s;
+    j->finish = INFINITY;
+    j->first_start = -1.0;
+    j->klass = klass;
 }
 
 static job *jobvec_at(jobvec *q, int64_t i) { return &q->v[q->head + i]; }
@@ -256,7 +267,7 @@ static int server_start(station *s, int32_t i, const job *j)
 {
     s->slot[i] = *j;
     s->slot[i].first_start = engine_now(s->e);
-    return engine_schedule(s->e, j->remaining, server_done, s, i);
+    return engine_schedule_inline(s->e, j->remaining, server_done, s, i);
 }
 
 static int server_done(ps_engine *e, void *ctx, int64_t server)
@@ -288,16 +299,24 @@ static int server_done(ps_engine *e, void *ctx, int64_t server)
     return st;
 }
 
-static int arrive_per_server(station *s, const job *j)
+/* A job arrives at a FIFO or CUSTOM station: it starts on an idle server or
+ * joins the queue. Its fields are written in place, never built on the stack
+ * and copied: a copy of a freshly stored struct stalls store forwarding. */
+static int arrive_per_server(station *s, int64_t id, double service_s, int32_t klass)
 {
+    double now = engine_now(s->e);
     if (s->nidle > 0) {
-        int st = server_start(s, s->idle[s->nidle - 1], j);
+        int32_t i = s->idle[s->nidle - 1];
+        job *j = &s->slot[i];
+        job_fill(j, id, now, service_s, klass);
+        j->first_start = now;
+        int st = engine_schedule_inline(s->e, service_s, server_done, s, i);
         if (st == PS_OK) s->nidle--;
         return st;
     }
     int st = jobvec_reserve(&s->waiting, 1);
     if (st != PS_OK) return st;
-    s->waiting.v[s->waiting.head + s->waiting.size++] = *j;
+    job_fill(&s->waiting.v[s->waiting.head + s->waiting.size++], id, now, service_s, klass);
     return PS_OK;
 }
 
@@ -337,7 +356,7 @@ static int reschedule(station *s)
     s->scheduled = 0;
     if (isinf(best)) return PS_OK;
     double delay = best > now ? best - now : 0.0;
-    int st = engine_schedule(s->e, delay, earliest_done, s, (int64_t)s->generation);
+    int st = engine_schedule_inline(s->e, delay, earliest_done, s, (int64_t)s->generation);
     if (st != PS_OK) return st;
     s->scheduled = 1;
     s->next_time = best;
@@ -433,8 +452,14 @@ int station_arrive(station *s, int64_t id, double service_s, int32_t klass)
 {
     if (!(service_s >= 0) || isinf(service_s)) return PS_EINVAL;
     account(s);
-    job j = {id, engine_now(s->e), service_s, INFINITY, -1.0, klass};
-    int st = s->per_server ? arrive_per_server(s, &j) : arrive_shared(s, &j);
+    int st;
+    if (s->per_server) {
+        st = arrive_per_server(s, id, service_s, klass);
+    } else {
+        job j;
+        job_fill(&j, id, engine_now(s->e), service_s, klass);
+        st = arrive_shared(s, &j);
+    }
     if (st != PS_OK) return st;
     s->st.arrivals++;
     int64_t n = station_number(s);

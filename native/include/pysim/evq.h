@@ -35,6 +35,7 @@ void evq_free(evq *q);              /* NULL is a no-op */
 /* PS_OK, PS_ENOMEM, PS_EINVAL (NaN time, class above EVQ_NORMAL) */
 int evq_push(evq *q, double time, unsigned klass, ps_handler fn, void *ctx, int64_t arg);
 int evq_pop(evq *q, evq_item *out);          /* PS_OK, PS_EEMPTY */
+void evq_drop_top(evq *q);                   /* remove the next item; q must not be empty */
 const evq_item *evq_top(const evq *q);       /* the next item, or NULL; leaves q alone */
 size_t evq_size(const evq *q);
 /* The i-th item in heap order (i < evq_size), for walking every pending event. */
