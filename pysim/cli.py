@@ -151,6 +151,12 @@ def cmd_reproduce(args) -> int:
                                out=args.out, scheduler=args.scheduler)
     t = totals(card)
     print(f"\nscorecard: {args.out}/scorecard.md | {headline(t)}")
+    held = {k: sum(st.get(k, 0.0) for st in statuses.values())
+            for k in ("exclusive_s", "one_core_s", "lock_wait_s", "slot_wait_s")}
+    if any(held.values()):
+        print(f"real measurements held the machine alone {held['exclusive_s']:.0f}s and one core "
+              f"{held['one_core_s']:.0f}s; notebooks waited {held['lock_wait_s']:.0f}s for the lock and "
+              f"{held['slot_wait_s']:.0f}s for a CPU slot (per notebook in {args.out}/runs.json)")
     for pid in ids:
         st = statuses[pid]
         print(f"  {pid:22s} {'ok' if st['ok'] else 'FAILED'} {st['seconds']:6.1f}s  {card['papers'][pid]['verdict']}"

@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 
 from pysim import ledger
+from pysim.harness import timeline
 from pysim.harness.slots import SLOTS_ENV
 from pysim.parallel import executor_for
 from pysim.results import ENTRY_FILE, write_bytes_atomic, write_text_atomic
@@ -37,31 +38,36 @@ def notebook_path(paper_id: str) -> Path:
 
 
 def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: float, kernel: str = KERNEL,
-                 cpu_slots: str | None = None) -> dict:
+                 cpu_slots: str | None = None, timeline_file: str | None = None) -> dict:
     """Execute a notebook given as text; return its status and, on success, its files as bytes.
 
     Runs wherever the executor puts it (it needs pysim installed, not the
     client's files): ``{"id", "ok", "seconds", "error", "files": {name: bytes}}``.
     On failure ``files`` holds the partly executed notebook, if there is one. ``cpu_slots``
     (``<folder>:<count>``) makes the kernel share that many CPU slots with the other notebooks
-    (:mod:`pysim.harness.slots`).
+    (:mod:`pysim.harness.slots`); ``timeline_file`` receives its slot and lock waits
+    (:mod:`pysim.harness.timeline`). The status also gives its start and end (Unix seconds).
     """
     import nbformat
     import papermill as pm
     from nbconvert import HTMLExporter
 
     t0 = time.perf_counter()
-    status = {"id": name, "ok": False, "seconds": 0.0, "error": None, "files": {}}
+    status = {"id": name, "ok": False, "seconds": 0.0, "error": None, "files": {}, "started": time.time()}
     work = Path(tempfile.mkdtemp(prefix=f"pysim-{name}-"))
     outputs = work / "outputs"
     outputs.mkdir()
     src, executed = work / f"{name}.source.ipynb", outputs / f"{name}.ipynb"
     src.write_text(source)
-    env_before = {k: os.environ.get(k) for k in ("PYSIM_RESULTS_DIR", SLOTS_ENV)}
+    env_before = {k: os.environ.get(k) for k in ("PYSIM_RESULTS_DIR", SLOTS_ENV, timeline.TIMELINE_ENV,
+                                                 timeline.WHO_ENV)}
     try:
         os.environ["PYSIM_RESULTS_DIR"] = str(outputs)
+        os.environ[timeline.WHO_ENV] = name
         if cpu_slots:
             os.environ[SLOTS_ENV] = cpu_slots
+        if timeline_file:
+            os.environ[timeline.TIMELINE_ENV] = timeline_file
         pm.execute_notebook(str(src), str(executed), parameters={"seed": seed, "quick": quick},
                             kernel_name=kernel, cwd=str(work), execution_timeout=timeout,
                             progress_bar=False, log_output=False,
@@ -82,6 +88,7 @@ def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: flo
                 os.environ[k] = v
         shutil.rmtree(work, ignore_errors=True)
         status["seconds"] = time.perf_counter() - t0
+        status["ended"] = time.time()
     return status
 
 
@@ -150,14 +157,16 @@ def reproduce(ids=None, *, quick=False, jobs=1, timeout=600.0, seed=0, out="resu
     out = Path(out).resolve()
     statuses = {}
     local = executor is None and scheduler is None
+    began = time.time()
     with contextlib.ExitStack() as stack:
-        cpu_slots = None
+        cpu_slots = timeline_file = None
         if local:  # one worker more than slots: it computes while another notebook waits to measure
-            cpu_slots = f"{stack.enter_context(tempfile.TemporaryDirectory(prefix='pysim-slots-'))}:{jobs}"
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix='pysim-slots-'))
+            cpu_slots, timeline_file = f"{folder}:{jobs}", f"{folder}/timeline.jsonl"
         pool = stack.enter_context(executor_for(jobs=jobs + 1 if local else jobs, scheduler=scheduler,
                                                 executor=executor))
         futures = {pool.submit(run_notebook, sources[pid], pid, seed=seed, quick=quick, timeout=timeout,
-                               cpu_slots=cpu_slots): pid
+                               cpu_slots=cpu_slots, timeline_file=timeline_file): pid
                    for pid in longest_first(ids, out / "runs.json")}
         bar = _progress(len(futures), progress)
         import concurrent.futures as cf
@@ -169,12 +178,25 @@ def reproduce(ids=None, *, quick=False, jobs=1, timeout=600.0, seed=0, out="resu
             except Exception:  # the worker itself died
                 statuses[pid] = {"id": pid, "ok": False, "seconds": 0.0, "error": traceback.format_exc(limit=3)}
             bar(pid, statuses[pid])
+        if timeline_file:
+            add_timeline(statuses, timeline.read(timeline_file), began)
     card = scorecard(ids, quick=quick, seed=seed, jobs=jobs, entries=scored_by_notebooks(out, statuses, seed, quick))
     write_text_atomic(out / "scorecard.json", json.dumps(card, indent=2))
     write_text_atomic(out / "scorecard.md", scorecard_markdown(card))
     write_text_atomic(out / "runs.json", json.dumps(statuses, indent=2))
     write_text_atomic(out / "index.html", index_html(card, statuses, out))
     return statuses, card
+
+
+def add_timeline(statuses: dict, rows: list, began: float) -> None:
+    """Put each notebook's start and end (seconds after ``began``) and its slot and lock waits and
+    measurement holds (:func:`pysim.harness.timeline.summary`) into its status."""
+    waits = timeline.summary(rows)
+    for pid, st in statuses.items():
+        for key in ("started", "ended"):
+            if key in st:
+                st[f"{key}_s"] = round(st.pop(key) - began, 2)
+        st.update({k: round(v, 2) for k, v in waits.get(pid, {}).items()})
 
 
 def longest_first(ids: list, runs_file: Path) -> list:

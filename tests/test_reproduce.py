@@ -30,6 +30,9 @@ def test_a_good_notebook_fills_results_and_the_scorecard(lab_root, tmp_path):
     assert "zz99_demo" in (out / "index.html").read_text()
     assert "| **zz99_demo** |" in (out / "scorecard.md").read_text()
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging folders left
+    run = json.loads((out / "runs.json").read_text())["zz99_demo"]  # when it ran, and what it waited for
+    assert 0 <= run["started_s"] < run["ended_s"] and run["ended_s"] - run["started_s"] >= 0.9 * run["seconds"]
+    assert run["slot_wait_s"] < 5 and run["lock_wait_s"] == 0
 
 
 def test_the_scorecard_takes_each_notebooks_own_row_which_equals_scoring_the_paper_again(lab_root, tmp_path,

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pysim.harness import slots
+from pysim.harness import slots, timeline
 
 HELD_ENV = "PYSIM_MEASURING"
 _depth = 0
@@ -74,7 +74,7 @@ def _held(mode: int, pause: bool = False):
     path = lock_path()
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        t0 = time.monotonic()
+        t0, asked = time.monotonic(), time.time()
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
         except BlockingIOError:  # another experiment runs: lend this notebook's CPU slot while waiting
@@ -83,6 +83,7 @@ def _held(mode: int, pause: bool = False):
             if lent:
                 slots.take()
         _waited = time.monotonic() - t0
+        got = time.time()
         before = os.environ.get(HELD_ENV)
         os.environ[HELD_ENV] = str(os.getpid())
         _depth += 1
@@ -91,6 +92,8 @@ def _held(mode: int, pause: bool = False):
                 yield
         finally:
             _depth -= 1
+            timeline.record("exclusive" if mode == fcntl.LOCK_EX else "one_core", asked, got, time.time(),
+                            pause=pause)
             if before is None:
                 os.environ.pop(HELD_ENV, None)
             else:

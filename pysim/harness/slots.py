@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+from pysim.harness import timeline
+
 SLOTS_ENV = "PYSIM_CPU_SLOTS"
 _fd = None
 
@@ -52,7 +54,7 @@ def take(poll_s: float = 0.05) -> float:
     if cfg is None or _fd is not None:
         return 0.0
     folder, count = cfg
-    t0 = time.monotonic()
+    t0, asked = time.monotonic(), time.time()
     while True:
         for i in range(count):
             fd = os.open(folder / f"slot{i}", os.O_RDWR | os.O_CREAT, 0o666)
@@ -64,6 +66,7 @@ def take(poll_s: float = 0.05) -> float:
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpgrp()).encode(), 0)  # whom to pause (see paused)
             _fd = fd
+            timeline.record("slot", asked, time.time())
             return time.monotonic() - t0
         time.sleep(poll_s)
 
