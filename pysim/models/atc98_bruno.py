@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,6 +75,7 @@ MICRON_MILLENIA = Machine(
 )
 
 POLICIES = ("plan9", "wrr", "mtrls")
+_runnable_since = operator.attrgetter("runnable_since")
 
 
 @dataclass(frozen=True)
@@ -157,12 +159,14 @@ class EclipseMtrLs(MtrLs):
     """MTR-LS as §5 specifies it, with the switches the counterfactuals turn: ``preempt`` (a domain
     that wakes ahead of the running one in L preempts it at the next tick, §5.1; the Scheduler applies
     it at the preemption interval, 5 ms in Eclipse, or at once with ``tick_s = 0``) and ``ordered``
-    (off: first come, first served, the tokens only bounding a run). ``history`` keeps the list after
-    every decision epoch (Figure 6)."""
+    (off: first come, first served, the tokens only bounding a run). With ``record``, ``history`` keeps
+    the list after every decision epoch (Figure 6); off, it stays None: with fine ticks the list holds
+    hundreds of tokens, and copying it at every charge dominated the run."""
 
-    def __init__(self, reservations: dict, cycle_s: float, *, preempt: bool = True, ordered: bool = True):
+    def __init__(self, reservations: dict, cycle_s: float, *, preempt: bool = True, ordered: bool = True,
+                 record: bool = False):
         super().__init__(reservations, cycle_s, preempt=preempt and ordered)
-        self.ordered, self.history = ordered, []
+        self.ordered, self.history = ordered, [] if record else None
 
     def pick(self, ready, cpu, now):
         if not self.ordered:  # the counterfactual: first come, first served; the tokens only bound a run
@@ -171,7 +175,8 @@ class EclipseMtrLs(MtrLs):
 
     def charge(self, task, ran_s, now):
         super().charge(task, ran_s, now)
-        self.history.append((now, task.domain, self.snapshot()))
+        if self.history is not None:
+            self.history.append((now, task.domain, self.snapshot()))
 
 
 class EclipseWrr(WeightedRoundRobin):
@@ -183,26 +188,28 @@ class EclipseWrr(WeightedRoundRobin):
     def __init__(self, reservations: dict, cycle_s: float, tick_s: float, *, budgets: bool = True):
         super().__init__(tick_s)
         self.shares, self.cycle_s, self.budgets = dict(reservations), cycle_s, budgets
-        self.cycle, self.left = -1, {}
+        self.cycle, self.left, self.hi = -1, {}, set()
 
     def _renew(self, now):
         cycle = math.floor(now / self.cycle_s + 1e-9)
         if cycle != self.cycle:
             self.cycle, self.left = cycle, {d: a * self.cycle_s for d, a in self.shares.items()}
-
-    def _hi(self, task):
-        return self.budgets and self.left.get(task.domain, 0.0) > 1e-12
+            # run_hi's domains, kept beside the budgets: pick tests membership, not a budget per task
+            self.hi = {d for d, left in self.left.items() if left > 1e-12} if self.budgets else set()
 
     def pick(self, ready, cpu, now):
         self._renew(now)
-        return min(ready, key=lambda t: (not self._hi(t), t.runnable_since))
+        hi = [t for t in ready if t.domain in self.hi]
+        return min(hi or ready, key=_runnable_since)  # the first come in run_hi, else in run_lo
 
     def quantum(self, task, now):
         return self.quantum_s
 
     def charge(self, task, ran_s, now):
         self._renew(now - ran_s)
-        self.left[task.domain] = self.left.get(task.domain, 0.0) - ran_s
+        left = self.left[task.domain] = self.left.get(task.domain, 0.0) - ran_s
+        if left <= 1e-12:
+            self.hi.discard(task.domain)
 
 
 def effective(explicit: dict) -> dict:
@@ -244,7 +251,8 @@ def example2(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFram
     sim = Simulation()
     quanta = {"1": 10.0, "2": 5.0, "3": 15.0}
     cycle = sum(quanta.values())
-    policy = EclipseMtrLs({d: q / cycle for d, q in quanta.items()}, cycle, preempt=p.mtrls_preempts)
+    policy = EclipseMtrLs({d: q / cycle for d, q in quanta.items()}, cycle, preempt=p.mtrls_preempts,
+                          record=True)
     s = Scheduler(sim, policy, tick_s=0.0)
     s.add(Task("P1", [("cpu", 7.0), ("sleep", 8.0), ("cpu", 100.0)], domain="1", loop=False))
     s.add(Task("P2", [("cpu", 100.0)], domain="2", loop=False))
