@@ -27,6 +27,21 @@ def test_the_guided_search_finds_networkx_shortest_paths_with_routers_deleted(ca
         else:
             assert not set(got) & removed and got[0] == s and got[-1] == t
             assert path_length(g, got) == pytest.approx(nx.dijkstra_path_length(h, s, t, weight="delay_s"))
+            assert sp.path(s, t, set(removed)) is got  # remembered, whatever the set's type
+            assert sp.length(got) == path_length(g, got)
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_the_plain_search_gives_networkx_distances_bit_for_bit(case):
+    g = waxman(60, alpha=0.5, beta=0.15, rng=case)
+    sp = m.Dijkstra(g)
+    for s in sorted(g.nodes)[::7]:
+        removed = frozenset(v for v in g.nodes if (v * 5 + case) % 7 == 0) - {s}
+        h = g.subgraph(set(g.nodes) - removed)
+        assert sp.distances(s, removed) == nx.single_source_dijkstra_path_length(h, s, weight="delay_s")
+        for t in sorted(h.nodes)[::11]:
+            if nx.has_path(h, s, t):
+                assert sp.distances(s, removed, t)[t] == nx.dijkstra_path_length(h, s, t, weight="delay_s")
 
 
 def _fewest_violations(g, s, t, pairs):
