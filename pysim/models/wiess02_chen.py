@@ -216,7 +216,8 @@ def _pages(p: Params, n: int, g: np.random.Generator) -> list:
     """Uncached object sizes of ``n`` page views (the page's objects, each cached with ``cached_share``)."""
     sizes = web_objects(max(p.objects, 1), pareto_shape=p.object_pareto_shape, min_bytes=p.object_min_bytes,
                         max_bytes=500_000, rng=g)["bytes"].to_numpy()[:p.objects]
-    return [sizes[g.random(p.objects) >= p.cached_share] for _ in range(n)]
+    # lists of Python ints: page_load's arithmetic runs on them once per object
+    return [sizes[g.random(p.objects) >= p.cached_share].tolist() for _ in range(n)]
 
 
 def class_times(p: Params, *, rng=0, pages: int = 200, server_s: float = 0.0, cdn: bool = False) -> pd.DataFrame:
@@ -262,6 +263,9 @@ def _replace(p: Params, **changes) -> Params:
 
 # --- §4.3: the cluster -------------------------------------------------------------------------------
 
+RECORD = np.dtype([("t0", float), ("t1", float), ("hour", np.int64)])   # a Server's records: arrival, done, hour
+
+
 class Cluster:
     """The site: Poisson arrivals at the hour's rate, over :class:`pysim.sw.web.Cluster` (the balancer and
     the M/G/c servers, one of them batching), in a time-compressed day."""
@@ -273,6 +277,7 @@ class Cluster:
                                batch_window_s=p.batch_window_s, batch_saving=p.batch_cpu_saving)
                         for i, c in enumerate(p.cpus)]
         self.peak_rate = p.peak_utilisation * sum(p.cpus) / p.cpu_s
+        self.rates = [self.peak_rate * load_shape(p, h + 0.5) for h in HOURS]   # per hour: once, not per arrival
         self.start = p.warmup_s
         self.sim.process(self._arrivals())
         self.balancer = web.Cluster(self.sim, self.servers, p.balancer, rng=g, sample_s=p.sample_s, gain=p.gain,
@@ -283,23 +288,27 @@ class Cluster:
 
     def _arrivals(self):
         sim, g = self.sim, self.g
+        hour = self.hour_at(sim.now)
         while True:
-            hour = self.hour_at(sim.now)
-            rate = self.peak_rate * load_shape(self.p, hour + 0.5)
-            yield sim.timeout(g.exponential(1 / rate))
-            self.balancer.pick().submit(g.exponential(self.p.cpu_s), self.hour_at(sim.now))
+            yield sim.timeout(g.exponential(1 / self.rates[hour]))
+            hour = self.hour_at(sim.now)     # the arrival's hour, and the rate of the next gap
+            self.balancer.pick().submit(g.exponential(self.p.cpu_s), hour)
 
     def run(self) -> pd.DataFrame:
         """Run the day; one row per completed request measured (arrival after the warm-up):
         server, hour, server_s."""
         end = self.start + 24 * self.hour_s
         self.sim.run(until=end + 3 * max(self.p.batch_window_s, 1.0) + 30)
-        rows = []
+        parts = []
         for s in self.servers:
-            for t0, t1, hour in s.records:
-                if self.start <= t0 < end:
-                    rows.append((s.name, int((t0 - self.start) // self.hour_s), t1 - t0))
-        return pd.DataFrame(rows, columns=["server", "hour", "server_s"])
+            rec = np.fromiter(s.records, dtype=RECORD, count=len(s.records))
+            t0, t1 = rec["t0"], rec["t1"]
+            keep = (self.start <= t0) & (t0 < end)
+            t0, t1 = t0[keep], t1[keep]
+            parts.append(pd.DataFrame({"server": np.full(len(t0), s.name, dtype=np.int64),
+                                       "hour": ((t0 - self.start) // self.hour_s).astype(np.int64),
+                                       "server_s": t1 - t0}))
+        return pd.concat(parts, ignore_index=True)
 
 
 def run_cluster(p: Params, *, quick: bool = False, rng=0) -> pd.DataFrame:
@@ -535,7 +544,8 @@ def subnet_report(p: Params, *, rng=0, quick: bool = False) -> pd.DataFrame:
     traffic = b.pareto(1.2, k) + 1
     names = [f"10.{i // 256}.{i % 256}" for i in range(k)]
     names[-1] = "216.236.222"
-    mean_rt = [float(np.mean([page_load(p, r, w, v).onload_s for v in views])) for r, w in zip(rtt, bw)]
+    mean_rt = [float(np.mean([page_load(p, r, w, v).onload_s for v in views]))
+               for r, w in zip(rtt.tolist(), bw.tolist())]   # Python floats: NumPy scalars are slower here
     return pd.DataFrame({"subnet": names, "kind": kind, "traffic_pct": 100 * traffic / traffic.sum(),
                          "mean_rt_s": mean_rt}).set_index("subnet")
 
