@@ -1,9 +1,11 @@
 """Topologies and constrained routes: the integer program against brute force over every simple path."""
 import itertools
+import math
 
 import networkx as nx
 import pytest
 
+from pysim.rng import make_rng
 from pysim.network.topology import grid, path_length, shortest_path_avoiding, stretch, waxman
 
 pytest.importorskip("pulp")
@@ -52,3 +54,23 @@ def test_waxman_graphs_are_connected_and_reproducible():
     assert nx.is_connected(a) and sorted(a.edges) == sorted(b.edges)
     with pytest.raises(ValueError, match="alpha"):
         waxman(5, alpha=0)
+
+
+def test_waxman_draws_each_pair_in_turn_from_the_stream_as_its_definition_does():
+    def one_pair_at_a_time(n, alpha, beta, seed):  # the definition, one draw per pair, redrawn until connected
+        gen = make_rng(seed)
+        while True:
+            pos = gen.random((n, 2))
+            g = nx.Graph()
+            g.add_nodes_from(range(n))
+            for u in range(n):
+                for v in range(u + 1, n):
+                    d = math.dist(pos[u], pos[v])
+                    if gen.random() < alpha * math.exp(-d / (beta * math.sqrt(2))):
+                        g.add_edge(u, v, delay_s=d * 1e-2)
+            if nx.is_connected(g):
+                return g
+
+    for seed in range(4):  # small beta: some seeds need redraws
+        got, want = waxman(40, alpha=0.5, beta=0.15, rng=seed), one_pair_at_a_time(40, 0.5, 0.15, seed)
+        assert sorted(got.edges(data="delay_s")) == sorted(want.edges(data="delay_s"))

@@ -30,12 +30,16 @@ def waxman(n: int, *, alpha: float = 0.4, beta: float = 0.2, rng=0, connected: b
         g = nx.Graph()
         for u in range(n):
             g.add_node(u, pos=tuple(pos[u]))
-        L = math.sqrt(2)
+        scale = beta * math.sqrt(2)
+        xy = pos.tolist()
+        draws = gen.random(n * (n - 1) // 2).tolist()  # the stream of one draw per pair, in pair order, at once
+        k = 0
         for u in range(n):
             for v in range(u + 1, n):
-                d = float(math.dist(pos[u], pos[v]))
-                if gen.random() < alpha * math.exp(-d / (beta * L)):
+                d = math.dist(xy[u], xy[v])
+                if draws[k] < alpha * math.exp(-d / scale):
                     g.add_edge(u, v, delay_s=d * 1e-2)
+                k += 1
         if not connected or nx.is_connected(g):
             return g
     raise ValueError("no connected Waxman graph in 1000 draws: raise alpha or beta")

@@ -24,6 +24,7 @@ by name (``html_bytes``, ``connections``, ``mss_bytes``, ``initial_cwnd``,
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -113,7 +114,7 @@ def page_load(p, rtt_s: float, bits_per_s: float, object_bytes, *, server_s: flo
         free[0] = html_done + p.dns_s + o_rtt
     done = html_done
     for b in object_bytes:
-        i = int(np.argmin(free))
+        i = min(range(k), key=free.__getitem__)  # the first free connection, as np.argmin: a short list
         t, windows[i] = transfer_s(int(b), o_rtt, share_bps, cwnd=windows[i], mss=p.mss_bytes)
         free[i] += o_rtt / 2 + o_srv + t
         done = max(done, free[i])
@@ -212,8 +213,18 @@ class Cluster:
         if self.balancer == "round-robin":
             self.rr = (self.rr + 1) % len(self.servers)
             return self.servers[self.rr]
-        i = int(np.searchsorted(np.cumsum(self.weights), self.g.random() * self.weights.sum()))
+        i = bisect.bisect_left(self._cumulative, self.g.random() * self._total)  # np.searchsorted's side
         return self.servers[min(i, len(self.servers) - 1)]
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self._weights
+
+    @weights.setter
+    def weights(self, w: np.ndarray):
+        # their sums are kept: a pick comes with every request, new weights only with every sample
+        self._weights = w
+        self._cumulative, self._total = np.cumsum(w).tolist(), float(w.sum())
 
     def _sampler(self):
         sim = self.sim
