@@ -54,6 +54,7 @@ lowers a hint).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 from dataclasses import dataclass
@@ -334,11 +335,15 @@ def layout(bench: Benchmark, hint: int, params: Params) -> list:
             per = hint // PAGE
             pages = -(-r.pages // per) * per
         mapped[r.name] = pages
-        off = 0
-        while off < pages:
-            size = choose_page(hint if r.chatr else PAGE, off, r, pages, params.free_memory_bytes)
-            mappings.append((r.name, off, size))
-            off += size // PAGE
+        # Faulting front to back, choose_page() takes the largest size whose block fits from here
+        # on, and never a size larger than the last one (its block would have fitted back then):
+        # so each size, largest first, is laid down as often as it fits.
+        top, off = choose_page(hint if r.chatr else PAGE, 0, r, pages, params.free_memory_bytes), 0
+        for size in sorted((s for s in PAGE_SIZES if s <= top), reverse=True):
+            step = size // PAGE
+            end = off + (pages - off) // step * step
+            mappings += [(r.name, o, size) for o in range(off, end, step)]
+            off = end
     return mappings, mapped
 
 
@@ -380,33 +385,22 @@ def trace(bench: Benchmark, alpha: float, params: Params, rng=0):
     return addrs.astype(np.uint64), bases
 
 
-def page_size_table(bases, mappings) -> tuple:
-    """The page size (bytes) of every 4 KB page of every region, end to end, and where each region's
-    pages start in that table."""
-    names = sorted(bases, key=bases.get)
-    per_region = {n: [] for n in names}
+def address_page_sizes(bases, mappings) -> np.ndarray:
+    """The page size (bytes) mapping each 4 KB page of the address space, by address // PAGE, from the
+    fault-time layout. The regions lie in 64 MB-aligned ranges, so the table stays small; uint32 holds
+    every size and halves the bytes a lookup per reference moves."""
+    end = max((bases[name] // PAGE + start + size // PAGE for name, start, size in mappings), default=0)
+    table = np.full(end, PAGE, dtype=np.uint32)
     for name, start, size in mappings:
-        per_region[name].append((start, size))
-    tables, first, total = [], {}, 0
-    for n in names:
-        extent = max((st + sz // PAGE for st, sz in per_region[n]), default=0)
-        t = np.full(extent, PAGE, dtype=np.uint64)
-        for st, sz in per_region[n]:
-            t[st: st + sz // PAGE] = sz
-        tables.append(t)
-        first[n] = total
-        total += extent
-    return np.concatenate(tables), first
+        if size != PAGE:
+            first = bases[name] // PAGE + start
+            table[first: first + size // PAGE] = size
+    return table
 
 
 def page_sizes_for(addrs, bases, mappings) -> np.ndarray:
     """The page size (bytes) mapping each address, from the fault-time layout (vectorised)."""
-    table, first = page_size_table(bases, mappings)
-    names = sorted(bases, key=bases.get)
-    starts = np.array([bases[n] for n in names], dtype=np.uint64)
-    idx = np.searchsorted(starts, addrs, side="right") - 1
-    page = (addrs - starts[idx]) // PAGE
-    return table[np.asarray([first[n] for n in names])[idx] + page.astype(np.int64)]
+    return address_page_sizes(bases, mappings)[addrs // PAGE]
 
 
 # --- compress: the LZW hash-table probe stream ----------------------------------------------
@@ -642,55 +636,83 @@ def lzw_targets(bench: Benchmark, params: Params) -> tuple:
     return tuple(where[t] for t in range(8))
 
 
-def lzw_addresses(targets, offsets, bench: Benchmark, params: Params) -> tuple:
-    """Byte addresses of a stream of compress's references, and each one's 4 KB page inside its region."""
+def lzw_addresses(targets, offsets, bench: Benchmark, params: Params) -> np.ndarray:
+    """Byte addresses of a stream of compress's references."""
     bases, where = region_bases(bench), lzw_targets(bench, params)
     base = np.array([bases[region] + off for region, off in where], dtype=np.int64)
-    start = np.array([off for _, off in where], dtype=np.int64)
-    return (base[targets] + offsets).astype(np.uint64), (start[targets] + offsets) // PAGE
+    return (base[targets] + offsets).view(np.uint64)  # the sums are >= 0: the same numbers, no copy
 
 
-def compress_misses(bench: Benchmark, hint: int, params: Params, rng=0) -> float:
-    """TLB misses of compress's whole run: the LZW passes' misses per byte past the warm-up,
-    times the bytes the run compresses and uncompresses."""
-    mappings, _ = layout(bench, hint, params)
-    bases, where = region_bases(bench), lzw_targets(bench, params)
-    table, first = page_size_table(bases, mappings)
-    first_page = np.array([first[region] for region, _ in where], dtype=np.int64)
+def compress_misses(bench: Benchmark, hints, params: Params, rng=0) -> list:
+    """TLB misses of compress's whole run at each of ``hints``: the LZW passes' misses per byte past the
+    warm-up, times the bytes the run compresses and uncompresses."""
+    bases = region_bases(bench)
     passes = lzw_passes(params.compress_sample_bytes, params.compress_text_skew, params.lzw_hash_entries, rng)
-    per_byte = 0.0
+    # the addresses do not depend on the hint: work them out once for all hints
+    streams = []
     for targets, offsets, warm in passes[:2]:
-        addrs, pages = lzw_addresses(targets, offsets, bench, params)
-        sizes = table[first_page[targets] + pages]
-        tlb = tlb_for(params.tlb_entries, params.tlb_policy, rng)
-        before = tlb.run(addrs[:warm], sizes[:warm])["misses"]
-        per_byte += (tlb.run(addrs[warm:], sizes[warm:])["misses"] - before) / (params.compress_sample_bytes - WARM_BYTES)
-    return per_byte * params.compress_input_bytes * params.compress_passes
+        addrs = lzw_addresses(targets, offsets, bench, params)
+        streams.append((addrs, (addrs // PAGE).astype(np.uint32), warm))
+    out = []
+    for hint in hints:
+        mappings, _ = layout(bench, hint, params)
+        by_page = address_page_sizes(bases, mappings)
+        one_size = bool(np.all(by_page == PAGE))  # then the TLB takes the size alone, not one per reference
+        per_byte = 0.0
+        for addrs, pages, warm in streams:
+            sizes = PAGE if one_size else by_page[pages]
+            tlb = tlb_for(params.tlb_entries, params.tlb_policy, rng)
+            before = tlb.run(addrs[:warm], sizes if one_size else sizes[:warm])["misses"]
+            after = tlb.run(addrs[warm:], sizes if one_size else sizes[warm:])["misses"]
+            per_byte += (after - before) / (params.compress_sample_bytes - WARM_BYTES)
+        out.append(per_byte * params.compress_input_bytes * params.compress_passes)
+    return out
+
+
+def _counts(mappings) -> tuple:
+    """Faults, 4 KB pages mapped and the page-size distribution [(n_<size>, count), ...] of a layout."""
+    per_size = collections.Counter(s for _, _, s in mappings)
+    dist = tuple((f"n_{label}", per_size.get(size, 0)) for label, size in SIZES.items())
+    return len(mappings), sum(size // PAGE * n for size, n in per_size.items()), dist
+
+
+def run_sizes(bench_name: str, chatrs, params: Params, rng=0) -> list:
+    """Rows of Table 3, 4 or 5 for a program at each of the chatr page sizes ``chatrs``."""
+    if bench_name not in BENCHMARKS:
+        raise ValueError(f"benchmark must be one of {sorted(BENCHMARKS)}, got {bench_name!r}")
+    for chatr in chatrs:
+        if chatr not in SIZES:
+            raise ValueError(f"chatr page size must be one of {list(SIZES)}, got {chatr!r}")
+    bench = program(bench_name, params)
+    references, alpha, compute_s = params.of(bench_name)
+    hints = [SIZES[chatr] if params.chatr_hints else PAGE for chatr in chatrs]
+    # sizes giving one hint (all of them without chatr hints) give one row, computed once; random
+    # replacement draws afresh for each row, so there every row is computed
+    todo = hints if params.tlb_policy == "random" else list(dict.fromkeys(hints))
+    if bench_name == "compress":
+        misses = compress_misses(bench, todo, params, rng)
+        misses = [m + params.background_misses_per_s * (compute_s + m * params.miss_cycles / bench.clock_hz)
+                  for m in misses]
+    else:
+        misses = [references * simulate(bench, hint, alpha, params.trace_length, params.uniform_fraction,
+                                        params.cluster_pages, params.tlb_entries, params.free_memory_bytes,
+                                        params.heap_rounding, rng, params.tlb_policy)[0] for hint in todo]
+    out = []
+    for hint, m in zip(todo, misses):
+        faults, mem_pages, dist = _counts(layout(bench, hint, params)[0])
+        tlb_s = m * params.miss_cycles / bench.clock_hz
+        out.append({"tlb_misses_thousands": m / 1000, "tlb_time_s": tlb_s,
+                    "total_s": compute_s + tlb_s + faults * params.fault_us * 1e-6,
+                    "mem_usage_4KB_pages": mem_pages, **dict(dist)})
+    if len(out) == len(hints):
+        return out
+    by_hint = dict(zip(todo, out))
+    return [dict(by_hint[hint]) for hint in hints]
 
 
 def run(bench_name: str, chatr: str, params: Params, rng=0) -> dict:
     """One row of Table 3, 4 or 5 for a program and chatr page size."""
-    if bench_name not in BENCHMARKS:
-        raise ValueError(f"benchmark must be one of {sorted(BENCHMARKS)}, got {bench_name!r}")
-    if chatr not in SIZES:
-        raise ValueError(f"chatr page size must be one of {list(SIZES)}, got {chatr!r}")
-    bench = program(bench_name, params)
-    references, alpha, compute_s = params.of(bench_name)
-    hint = SIZES[chatr] if params.chatr_hints else PAGE
-    mappings, _ = layout(bench, hint, params)
-    faults, mem_pages = len(mappings), sum(s // PAGE for _, _, s in mappings)
-    dist = [(f"n_{label}", sum(1 for _, _, s in mappings if s == size)) for label, size in SIZES.items()]
-    if bench_name == "compress":
-        misses = compress_misses(bench, hint, params, rng)
-        misses += params.background_misses_per_s * (compute_s + misses * params.miss_cycles / bench.clock_hz)
-    else:
-        misses = references * simulate(bench, hint, alpha, params.trace_length, params.uniform_fraction,
-                                       params.cluster_pages, params.tlb_entries, params.free_memory_bytes,
-                                       params.heap_rounding, rng, params.tlb_policy)[0]
-    tlb_s = misses * params.miss_cycles / bench.clock_hz
-    return {"tlb_misses_thousands": misses / 1000, "tlb_time_s": tlb_s,
-            "total_s": compute_s + tlb_s + faults * params.fault_us * 1e-6,
-            "mem_usage_4KB_pages": mem_pages, **dict(dist)}
+    return run_sizes(bench_name, (chatr,), params, rng)[0]
 
 
 @functools.lru_cache(maxsize=512)
@@ -704,8 +726,7 @@ def simulate(bench, hint, alpha, trace_length, uniform_fraction, cluster_pages, 
     addrs, bases = trace(bench, alpha, p, rng)
     sizes = page_sizes_for(addrs, bases, mappings)
     counts = tlb_for(tlb_entries, policy, rng).run(addrs, sizes)  # from a cold TLB: a few misses per page
-    dist = tuple((f"n_{label}", sum(1 for _, _, s in mappings if s == size)) for label, size in SIZES.items())
-    return counts["misses"] / counts["accesses"], len(mappings), sum(s // PAGE for _, _, s in mappings), dist
+    return (counts["misses"] / counts["accesses"], *_counts(mappings))
 
 
 def quick_params(p: Params) -> Params:
@@ -718,13 +739,12 @@ def _rows(params, benches, quick, rng):
     p = params or Params()
     if quick:
         p = quick_params(p)
-    rows = []
+    out = []
     for b in benches:
-        for size in TABLE3_SIZES:
-            r = run(b, size, p, rng)
-            rows.append({"benchmark / pagesize": f"{b} / {size}", **{k: v for k, v in r.items()
-                                                                       if not k.startswith("n_")}})
-    return pd.DataFrame(rows).set_index("benchmark / pagesize")
+        for size, r in zip(TABLE3_SIZES, run_sizes(b, TABLE3_SIZES, p, rng)):
+            out.append({"benchmark / pagesize": f"{b} / {size}", **{k: v for k, v in r.items()
+                                                                      if not k.startswith("n_")}})
+    return pd.DataFrame(out).set_index("benchmark / pagesize")
 
 
 def table3(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
@@ -742,5 +762,5 @@ def table5(params: Params | None = None, *, rng=0, quick=False) -> pd.DataFrame:
     p = params or Params()
     if quick:
         p = quick_params(p)
-    rows = [{"pagesize": size, **run("Verilog-XL", size, p, rng)} for size in TABLE5_SIZES]
-    return pd.DataFrame(rows).set_index("pagesize")
+    out = [{"pagesize": size, **r} for size, r in zip(TABLE5_SIZES, run_sizes("Verilog-XL", TABLE5_SIZES, p, rng))]
+    return pd.DataFrame(out).set_index("pagesize")
