@@ -42,7 +42,7 @@ PHASES = ("cpu", "sleep", "io")
 EPS_S = 1e-9
 
 
-@dataclass
+@dataclass(eq=False)  # a task is itself: two with equal fields are still two (and lists find it by identity)
 class Task:
     """A process: ``script`` (kind, seconds) phases run in a loop (or once with ``loop=False``)."""
 
@@ -160,8 +160,11 @@ class StrictPriority(Policy):
     gives way at each tick to others of its level (the fix for a starved checkpointer)."""
 
     def pick(self, ready, cpu, now):
-        top = max(t.priority for t in ready)
-        return min((t for t in ready if t.priority == top), key=lambda t: t.runnable_since)
+        best = ready[0]
+        for t in ready:  # one pass: the highest priority, and among equals the first come (the first listed)
+            if t.priority > best.priority or (t.priority == best.priority and t.runnable_since < best.runnable_since):
+                best = t
+        return best
 
     def quantum(self, task, now):
         return self.scheduler.tick_s if task.yields and self.scheduler.tick_s else math.inf
