@@ -9,9 +9,9 @@
  *    carry an absolute finish time and one engine event is kept for the
  *    earliest; it is replaced when that changes, and a replaced event is
  *    recognised by its generation tag and ignored.
- * Waiting jobs are kept in arrival order as parallel arrays (so a custom
- * select function sees plain C arrays) behind a moving head. PRIO and CUSTOM
- * scan the waiting jobs: O(n) per start; FIFO is O(1). */
+ * Waiting jobs are kept in arrival order in an array behind a moving head (a
+ * custom select function sees them copied into plain C arrays). PRIO and
+ * CUSTOM scan the waiting jobs: O(n) per start; FIFO is O(1). */
 #include <math.h>
 #include <string.h>
 
