@@ -160,10 +160,10 @@ def reproduce(ids=None, *, quick=False, jobs=1, timeout=600.0, seed=0, out="resu
     began = time.time()
     with contextlib.ExitStack() as stack:
         cpu_slots = timeline_file = None
-        if local:  # one worker more than slots: it computes while another notebook waits to measure
+        if local:  # two workers more than slots: they compute while other notebooks wait to measure
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix='pysim-slots-'))
             cpu_slots, timeline_file = f"{folder}:{jobs}", f"{folder}/timeline.jsonl"
-        pool = stack.enter_context(executor_for(jobs=jobs + 1 if local else jobs, scheduler=scheduler,
+        pool = stack.enter_context(executor_for(jobs=jobs + 2 if local else jobs, scheduler=scheduler,
                                                 executor=executor))
         futures = {pool.submit(run_notebook, sources[pid], pid, seed=seed, quick=quick, timeout=timeout,
                                cpu_slots=cpu_slots, timeline_file=timeline_file): pid

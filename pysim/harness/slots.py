@@ -1,6 +1,6 @@
 """CPU slots: at most N notebooks compute at once, and a notebook waiting to measure gives its slot up.
 
-``pysim reproduce`` runs one more worker than it has CPU slots. Each notebook's
+``pysim reproduce`` runs two more workers than it has CPU slots. Each notebook's
 kernel takes a slot as it starts (:func:`take`, from ``nb.about``) and keeps
 it to the end. A notebook that must wait for the measurement lock
 (:mod:`pysim.harness.exclusive`) hands its slot to a waiting notebook
