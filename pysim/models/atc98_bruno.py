@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,7 +74,6 @@ MICRON_MILLENIA = Machine(
 )
 
 POLICIES = ("plan9", "wrr", "mtrls")
-_runnable_since = operator.attrgetter("runnable_since")
 
 
 @dataclass(frozen=True)
@@ -200,7 +198,7 @@ class EclipseWrr(WeightedRoundRobin):
     def pick(self, ready, cpu, now):
         self._renew(now)
         hi = [t for t in ready if t.domain in self.hi]
-        return min(hi or ready, key=_runnable_since)  # the first come in run_hi, else in run_lo
+        return min(hi or ready, key=lambda t: t.runnable_since)  # the first come in run_hi, else in run_lo
 
     def quantum(self, task, now):
         return self.quantum_s

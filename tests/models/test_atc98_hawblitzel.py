@@ -170,6 +170,7 @@ def test_a_missing_jdk_is_reported_not_raised(monkeypatch, tmp_path):
     assert not r.available and "not installed" in r.reason
 
 
+@pytest.mark.quiet  # timings: run before the notebooks start beside the suite
 @pytest.mark.skipif(shutil.which("javac") is None or shutil.which("java") is None, reason="no JDK on this machine")
 def test_real_jvm_stub_costs_more_than_its_lookup_and_serialisation_more_than_a_copy():
     by_name = {b.name: b for b in m.JAVA_BENCHMARKS}

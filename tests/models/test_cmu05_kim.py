@@ -111,6 +111,7 @@ def test_bad_input_is_refused():
         dataclasses.replace(P, hot_lock="futex")
 
 
+@pytest.mark.quiet  # timings: run before the notebooks start beside the suite
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 def test_real_locks_run_on_this_machine():
     now = m.measure_now(quick=True)
