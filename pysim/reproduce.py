@@ -46,7 +46,9 @@ def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: flo
     On failure ``files`` holds the partly executed notebook, if there is one. ``cpu_slots``
     (``<folder>:<count>``) makes the kernel share that many CPU slots with the other notebooks
     (:mod:`pysim.harness.slots`); ``timeline_file`` receives its slot and lock waits
-    (:mod:`pysim.harness.timeline`). The status also gives its start and end (Unix seconds).
+    (:mod:`pysim.harness.timeline`; without it, a file of its own). The status also gives its start and
+    end (Unix seconds) and ``waited_s``, the part of ``seconds`` it spent waiting for a CPU slot or for
+    another notebook's real measurement, which is not its own time.
     """
     import nbformat
     import papermill as pm
@@ -59,6 +61,7 @@ def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: flo
     outputs.mkdir()
     src, executed = work / f"{name}.source.ipynb", outputs / f"{name}.ipynb"
     src.write_text(source)
+    timeline_file = timeline_file or str(work / "timeline.jsonl")
     env_before = {k: os.environ.get(k) for k in ("PYSIM_RESULTS_DIR", SLOTS_ENV, timeline.TIMELINE_ENV,
                                                  timeline.WHO_ENV)}
     try:
@@ -66,8 +69,7 @@ def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: flo
         os.environ[timeline.WHO_ENV] = name
         if cpu_slots:
             os.environ[SLOTS_ENV] = cpu_slots
-        if timeline_file:
-            os.environ[timeline.TIMELINE_ENV] = timeline_file
+        os.environ[timeline.TIMELINE_ENV] = timeline_file
         pm.execute_notebook(str(src), str(executed), parameters={"seed": seed, "quick": quick},
                             kernel_name=kernel, cwd=str(work), execution_timeout=timeout,
                             progress_bar=False, log_output=False,
@@ -86,6 +88,8 @@ def run_notebook(source: str, name: str, *, seed: int, quick: bool, timeout: flo
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+        own = timeline.summary(timeline.read(timeline_file)).get(name, {})
+        status["waited_s"] = own.get("slot_wait_s", 0.0) + own.get("lock_wait_s", 0.0)
         shutil.rmtree(work, ignore_errors=True)
         status["seconds"] = time.perf_counter() - t0
         status["ended"] = time.time()

@@ -32,7 +32,8 @@ def test_every_paper_has_a_notebook():
 def test_notebook_runs_in_quick_mode(paper_id, notebook_runs, tmp_path):
     status = store(notebook_runs.futures["quick", paper_id].result(), tmp_path / paper_id)
     assert status["ok"], status["error"]
-    assert status["seconds"] < 60
+    # its own time: waiting for a CPU slot or for another notebook's real measurement is not
+    assert status["seconds"] - status["waited_s"] < 60, status
     files = {p.suffix for p in (tmp_path / paper_id).iterdir()}
     assert {".ipynb", ".html", ".png", ".svg", ".csv"} <= files
 

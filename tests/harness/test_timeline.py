@@ -62,3 +62,24 @@ def test_slot_waits_and_paused_holds_are_counted_apart_and_a_torn_line_is_skippe
                     '{"who": "a", "what": "excl')
     s = timeline.summary(timeline.read(path))["a"]
     assert (s["slot_wait_s"], s["lock_wait_s"], s["exclusive_s"], s["paused_others_s"]) == (3, 1, 4, 4)
+
+
+def test_a_notebook_run_reports_the_time_it_waited_for_another_measurement(log, monkeypatch):
+    import nbformat
+
+    from pysim.reproduce import run_notebook
+
+    monkeypatch.delenv(timeline.TIMELINE_ENV)  # the run keeps a timeline of its own
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("seed = 0\nquick = True"),
+                                         nbformat.v4.new_code_cell(
+                                             "from pysim.harness import exclusive\nwith exclusive():\n    pass")])
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, "3"], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    status = run_notebook(nbformat.writes(nb), "waits", seed=0, quick=True, timeout=60)
+    holder.wait(timeout=10)
+    assert status["ok"], status["error"]
+    assert 1.5 <= status["waited_s"] <= status["seconds"]  # it waited for most of the holder's 3 s
+    alone = run_notebook(nbformat.writes(nb), "alone", seed=0, quick=True, timeout=60)
+    assert alone["waited_s"] < 0.5
