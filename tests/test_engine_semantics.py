@@ -170,6 +170,32 @@ def test_a_finished_condition_leaves_the_events_that_have_not_fired():
         assert cond.processed and late.callbacks == [], mod.__name__
 
 
+def test_condition_values_are_recycled_only_when_nobody_holds_their_events():
+    """Every processed condition makes a value; a dropped one is kept for the next condition, but never
+    while its events list is still held, and a collection meanwhile changes nothing."""
+    import gc
+
+    env = pe.Environment()
+    kept = []
+
+    def p():
+        first = env.timeout(1, "first")
+        v = yield first | env.timeout(5)
+        kept.append((v.events, first))  # the list outlives its value
+        del v
+        for i in range(50):  # later conditions, whose values come back one after another
+            t = env.timeout(1, i)
+            w = yield t | env.timeout(5)
+            assert w.events == [t] and w[t] == i and list(w.values()) == [i]
+            if i == 25:
+                gc.collect()
+
+    env.process(p())
+    env.run()
+    events, first = kept[0]
+    assert events == [first] and events[0].value == "first"
+
+
 def test_and_or_operators_build_conditions():
     env = pe.Environment()
     a, b = env.timeout(1), env.timeout(2)

@@ -35,6 +35,7 @@ typedef struct freelist {
 
 typedef struct modstate {
     freelist freelists[N_FREELISTS];
+    freelist values; /* ConditionValues, each kept with its (empty) list of events */
     PyObject *NativeError;   /* a C core call failed */
     PyObject *Interrupt;     /* pysim.errors.Interrupt */
     PyObject *EmptySchedule; /* step() with nothing scheduled */

@@ -77,6 +77,13 @@ static int populate(ConditionObject *c, PyObject *events)
 static PyObject *new_value(modstate *st)
 {
     PyTypeObject *t = st->types[T_CONDITION_VALUE];
+    if (st->values.n > 0) { /* a recycled one, its list empty but still allocated */
+        PyObject *op = st->values.items[--st->values.n];
+        PyObject_Init(op, t);
+        PyObject_GC_Track(((ConditionValueObject *)op)->events);
+        PyObject_GC_Track(op);
+        return op;
+    }
     ConditionValueObject *v = (ConditionValueObject *)t->tp_alloc(t, 0);
     if (v == NULL) return NULL;
     if ((v->events = PyList_New(0)) == NULL) {
@@ -251,12 +258,45 @@ static int CV_clear(ConditionValueObject *self)
     return 0;
 }
 
+/* Keep a ConditionValue for the next condition, with its list emptied but not freed: every condition
+ * processed makes one, so its allocation (the object, the list and the list's items) is a real share
+ * of a process-heavy model. Only the module's own type, and a list nobody else holds, are kept. */
+static int CV_recycle(ConditionValueObject *self, modstate *st)
+{
+    PyObject *list = self->events;
+    if (st == NULL || st->values.n >= FREELIST_CAPACITY || list == NULL || Py_REFCNT(list) != 1 ||
+        Py_TYPE(self) != st->types[T_CONDITION_VALUE])
+        return 0;
+    PyListObject *l = (PyListObject *)list;
+    Py_ssize_t n = Py_SIZE(l);
+    Py_SET_SIZE(l, 0); /* before the references go: a finaliser they run sees an empty list */
+    for (Py_ssize_t i = 0; i < n; i++) Py_CLEAR(l->ob_item[i]);
+    if (Py_SIZE(l) != 0 || Py_REFCNT(list) != 1) return 0; /* a finaliser took it: free as usual */
+    PyObject_GC_UnTrack(list); /* kept out of the collector's sight until it is used again */
+    st->values.items[st->values.n++] = (PyObject *)self;
+    return 1;
+}
+
+void condition_values_clear(modstate *st)
+{
+    while (st->values.n > 0) {
+        ConditionValueObject *v = (ConditionValueObject *)st->values.items[--st->values.n];
+        Py_CLEAR(v->events);
+        PyObject_GC_Del(v);
+    }
+}
+
 static void CV_dealloc(ConditionValueObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    CV_clear(self);
-    tp->tp_free(self);
+    /* the module of the exact type, read without an API call that could set (and so clear) an error */
+    PyObject *m = PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE) ? ((PyHeapTypeObject *)tp)->ht_module : NULL;
+    modstate *st = m != NULL && PyModule_GetDef(m) == &pysim_native_module ? state_of_module(m) : NULL;
+    if (!CV_recycle(self, st)) {
+        CV_clear(self);
+        tp->tp_free(self);
+    }
     Py_DECREF(tp);
 }
 

@@ -42,6 +42,7 @@ void event_freelists_clear(modstate *st)
 {
     for (int i = 0; i < N_FREELISTS; i++)
         while (st->freelists[i].n > 0) PyObject_GC_Del(st->freelists[i].items[--st->freelists[i].n]);
+    condition_values_clear(st);
 }
 
 EventObject *event_alloc(PyTypeObject *type, EnvObject *env, int kind)
@@ -293,20 +294,35 @@ static PyObject *Event_trigger(EventObject *self, PyObject *other)
     Py_RETURN_NONE;
 }
 
+static PyObject *Event_and(PyObject *a, PyObject *b);
+static PyObject *Event_or(PyObject *a, PyObject *b);
+
+/* Is `o` an Event whose environment is set? Its type's `|` is ours (an Event, or a subclass that kept it). */
+static int bound_event(PyObject *o)
+{
+    PyNumberMethods *nm = Py_TYPE(o)->tp_as_number;
+    return nm != NULL && nm->nb_or == Event_or && nm->nb_and == Event_and && ((EventObject *)o)->env != NULL;
+}
+
 /* a & b, a | b: a Condition over the two (SimPy's Condition.all_events / any_events). */
 static PyObject *combine(PyObject *a, PyObject *b, int all)
 {
-    PyTypeObject *ours = PyType_GetModuleByDef(Py_TYPE(a), &pysim_native_module) ? Py_TYPE(a) : NULL;
-    if (ours == NULL) {
-        PyErr_Clear();
-        ours = PyType_GetModuleByDef(Py_TYPE(b), &pysim_native_module) ? Py_TYPE(b) : NULL;
+    modstate *st;
+    if (bound_event(a) && bound_event(b)) { /* the usual case: two events, no module lookup */
+        st = ((EventObject *)a)->env->st;
+    } else {
+        PyTypeObject *ours = PyType_GetModuleByDef(Py_TYPE(a), &pysim_native_module) ? Py_TYPE(a) : NULL;
         if (ours == NULL) {
             PyErr_Clear();
-            Py_RETURN_NOTIMPLEMENTED;
+            ours = PyType_GetModuleByDef(Py_TYPE(b), &pysim_native_module) ? Py_TYPE(b) : NULL;
+            if (ours == NULL) {
+                PyErr_Clear();
+                Py_RETURN_NOTIMPLEMENTED;
+            }
         }
+        st = state_of_type(ours);
+        if (!is_event(st, a) || !is_event(st, b)) Py_RETURN_NOTIMPLEMENTED;
     }
-    modstate *st = state_of_type(ours);
-    if (!is_event(st, a) || !is_event(st, b)) Py_RETURN_NOTIMPLEMENTED;
     PyObject *pair = PyTuple_Pack(2, a, b);
     if (pair == NULL) return NULL;
     PyObject *c = condition_make(st->types[T_CONDITION], ((EventObject *)a)->env,

@@ -127,6 +127,8 @@ int condition_check(ConditionObject *c, EventObject *ev);
 /* Detach from sub-events and build the value, as the condition is processed. 0 or -1. */
 int condition_build(ConditionObject *c);
 int condition_register(PyObject *m, modstate *st);
+/* Free the recycled ConditionValues (module teardown). */
+void condition_values_clear(modstate *st);
 
 /* --- resource.c ------------------------------------------------------------- */
 
