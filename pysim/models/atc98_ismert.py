@@ -43,8 +43,8 @@ First principles, on the lab's shared parts:
 Calibrated, each on one published cell (CALIBRATION): the host bridge's initial
 wait on a DMA write (Table 1, input), the input FIFO's depth (§4.1, 512 Mbit/s)
 and the sampling rate of Figure 4's experiment (its only legible point, just
-over 1 ms at two pages). Predictions: Table 1's output, the 260 Mbit/s output
-limit, and the claims on Figures 2-4 and §3.1. Figure 2's and Figure 3's values
+over 1 ms at two pages). Predictions: Table 1's output, the continuous output
+rate of §4.1, and the claims on Figures 2-4 and §3.1. Figure 2's and Figure 3's values
 are not legible in the text (axis exponents lost): they are judged by claims.
 
 Then vs now (:func:`measure_now`, :func:`measure_ring_now`): memcpy of a page

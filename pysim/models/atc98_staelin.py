@@ -41,7 +41,7 @@ Everything else is predicted: how many runs mhz accepts, how many land within
 2% and 5%, what the competitor does to its runs, the worked example's GCDs.
 
 The worked example is printed inconsistently: its times (11.1 ns for 2
-cycles, 16.6 ns for 3) and its GCD (5.55 ns) describe a 180 MHz clock, not
+cycles, 16.6 ns for 3) and the GCD they give describe a 180 MHz clock, not
 the 120 MHz the text names (whose cycle is 8.33 ns). The model takes the
 times, which the printed cycle counts and GCDs agree with; the MHz labels are
 doubtful in the ledger.
