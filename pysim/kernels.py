@@ -6,16 +6,24 @@ likely: their comm messages come in bursts) can be missed by that poll, and the 
 the timeout, interrupts a kernel that had long finished, and goes on (jupyter/nbclient#312). Here every
 wait is cut into one-second polls: a fresh poll finds a message already queued at once, so a missed
 wake-up costs at most a second.
+
+Its kernels talk over Unix sockets named for each kernel alone, where the system has them. Over TCP the
+manager picks free ports and the kernel binds them a moment later; with several notebooks starting
+kernels at once beside real experiments that open loopback servers, another process can take a port in
+between, and the kernel dies at start with "Address already in use".
 """
 from __future__ import annotations
 
+import os
+import tempfile
 import time
+import uuid
 from queue import Empty
 
 from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import DottedObjectName, Type
+from traitlets import DottedObjectName, Type, default
 
 #: The longest single poll, seconds.
 SLICE_S = 1.0
@@ -47,3 +55,14 @@ class HeadlessKernelManager(AsyncKernelManager):
 
     client_class = DottedObjectName("pysim.kernels.SlicedClient")
     client_factory = Type(SlicedClient)
+
+    @default("transport")
+    def _transport_default(self) -> str:
+        return "ipc" if os.name == "posix" else "tcp"
+
+    @default("ip")
+    def _ip_default(self) -> str:
+        """Over IPC, a path prefix no other kernel uses (its sockets are this plus -1 ... -5)."""
+        if self.transport == "ipc":
+            return os.path.join(tempfile.gettempdir(), f"pysim-kernel-{uuid.uuid4().hex[:16]}")
+        return super()._ip_default()

@@ -1,5 +1,7 @@
 """The headless kernel client waits in one-second polls, so a missed wake-up costs a second, not a timeout."""
 import asyncio
+import glob
+import os
 import time
 from queue import Empty
 
@@ -46,3 +48,32 @@ def test_the_manager_hands_out_the_sliced_client():
     client = km.client()
     assert isinstance(client, kernels.SlicedClient)
     assert client.shell_channel_class is kernels.SlicedChannel
+
+
+@pytest.mark.skipif(os.name != "posix", reason="Unix sockets")
+def test_kernels_talk_over_sockets_of_their_own_and_leave_none_behind():
+    """No TCP port is picked and bound later (another process may take it meanwhile): each kernel gets
+    Unix sockets under a prefix of its own, works through them, and they go when it shuts down."""
+
+    async def run():
+        managers = [kernels.HeadlessKernelManager(kernel_name="python3") for _ in range(2)]
+        assert all(m.transport == "ipc" for m in managers) and managers[0].ip != managers[1].ip
+        for m in managers:
+            await m.start_kernel()
+        try:
+            for m in managers:
+                client = m.client()
+                client.start_channels()
+                await client.wait_for_ready(timeout=60)
+                reply = await client.execute_interactive("x = 6 * 7", timeout=60)
+                assert reply["content"]["status"] == "ok"
+                assert m.get_connection_info()["transport"] == "ipc"
+                assert os.path.exists(f"{m.ip}-{m.shell_port}")
+                client.stop_channels()
+        finally:
+            for m in managers:
+                await m.shutdown_kernel(now=True)
+        return [m.ip for m in managers]
+
+    prefixes = asyncio.run(run())
+    assert not [p for ip in prefixes for p in glob.glob(ip + "-*")]
