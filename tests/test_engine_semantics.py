@@ -3,6 +3,7 @@ and checks both the shared trace and the rule itself, so a test fails if pysim d
 or if both drift from the rule."""
 import inspect
 import re
+import sys
 
 import pytest
 import simpy
@@ -194,6 +195,30 @@ def test_condition_values_are_recycled_only_when_nobody_holds_their_events():
     env.run()
     events, first = kept[0]
     assert events == [first] and events[0].value == "first"
+
+
+def test_environments_resources_and_events_take_attributes_as_simpys_do():
+    env = pe.Environment()
+    res, ev = pe.Resource(env), env.event()
+    env.stats, res.label, ev.tag = {}, "counter", 7
+    assert vars(env) == {"stats": {}} and vars(res) == {"label": "counter"} and vars(ev) == {"tag": 7}
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="CPython 3.11's specialising interpreter")
+def test_the_interpreter_specialises_a_models_calls_on_the_environment_and_a_resource():
+    """`env.timeout(...)` and `res.request()` in a loop become LOAD_METHOD_WITH_DICT; with no instance dict
+    made yet CPython 3.11 cannot specialise them, and every call pays the generic lookup."""
+    import dis
+
+    def loop(env, res):
+        for _ in range(200):
+            env.timeout(1)
+            res.request()
+
+    env = pe.Environment()
+    loop(env, pe.Resource(env))
+    loads = {i.argval: i.opname for i in dis.get_instructions(loop, adaptive=True) if "LOAD_METHOD" in i.opname}
+    assert loads == {"timeout": "LOAD_METHOD_WITH_DICT", "request": "LOAD_METHOD_WITH_DICT"}
 
 
 def test_and_or_operators_build_conditions():

@@ -76,6 +76,11 @@ int disk_init(PyObject *m, modstate *st);
 int qnet_init(PyObject *m, modstate *st);
 int measure_init(PyObject *m, modstate *st);
 
+/* Instance dicts. Objects whose methods a model calls in its inner loop (the Environment's timeout()
+ * and process(), a Resource's request()) have a __dict__, as SimPy's do, and make it when they are made,
+ * empty: CPython 3.11 specialises `obj.method(...)` only for an object whose dict exists, and the
+ * generic lookup costs several times the specialised one on every call. */
+
 /* Heap types share these flags: GC-tracked and subclassable from Python. */
 #define BINDING_GC_FLAGS (Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC)
 

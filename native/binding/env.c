@@ -87,9 +87,11 @@ static PyObject *Env_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (self == NULL) return NULL;
     self->st = state_of_type(type);
     self->e = engine_new(0.0);
-    if (self->st == NULL || self->e == NULL) {
+    self->dict = PyDict_New(); /* made at once: see binding.h on instance dicts */
+    if (self->st == NULL || self->e == NULL || self->dict == NULL) {
+        int no_error_yet = !PyErr_Occurred(); /* engine_new failed: out of memory */
         Py_DECREF(self);
-        return self->st ? PyErr_NoMemory() : NULL;
+        return no_error_yet ? PyErr_NoMemory() : NULL;
     }
     return (PyObject *)self;
 }
@@ -357,6 +359,7 @@ static PyGetSetDef Env_getset[] = {
     {"active_process", (getter)Env_get_active, NULL, "the process being resumed, or None", NULL},
     {"processed", (getter)Env_get_processed, NULL, "events processed so far (pysim)", NULL},
     {"pending", (getter)Env_get_pending, NULL, "events scheduled and not yet processed (pysim)", NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, "attributes a model sets", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMemberDef Env_members[] = {{"__dictoffset__", T_PYSSIZET, offsetof(EnvObject, dict), READONLY, NULL},

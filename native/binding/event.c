@@ -402,6 +402,7 @@ static PyGetSetDef Event_getset[] = {
     {"defused", (getter)Event_get_defused, (setter)Event_set_defused, "a failure was handled", NULL},
     {"callbacks", (getter)Event_get_callbacks, NULL, "the callbacks (a list), None once processed", NULL},
     {"env", (getter)Event_get_env, NULL, "the environment", NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, "attributes a model sets", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMemberDef Event_members[] = {{"__dictoffset__", T_PYSSIZET, offsetof(EventObject, dict), READONLY, NULL},

@@ -282,7 +282,9 @@ static PyObject *Resource_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     r->users = PyList_New(0);
     r->put_queue = PyList_New(0);
     r->get_queue = PyList_New(0);
-    if (r->capacity_obj == NULL || r->users == NULL || r->put_queue == NULL || r->get_queue == NULL) {
+    r->dict = PyDict_New(); /* made at once: see binding.h on instance dicts */
+    if (r->capacity_obj == NULL || r->users == NULL || r->put_queue == NULL || r->get_queue == NULL ||
+        r->dict == NULL) {
         Py_DECREF(r);
         return NULL;
     }
@@ -342,6 +344,7 @@ static PyMethodDef Resource_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Resource_getset[] = {{"count", (getter)Resource_get_count, NULL, "units in use", NULL},
+                                        {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, "attributes a model sets", NULL},
                                         {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMemberDef Resource_members[] = {
