@@ -221,6 +221,27 @@ def test_the_interpreter_specialises_a_models_calls_on_the_environment_and_a_res
     assert loads == {"timeout": "LOAD_METHOD_WITH_DICT", "request": "LOAD_METHOD_WITH_DICT"}
 
 
+def test_a_requests_enter_and_exit_work_as_methods_bound_or_not():
+    env = pe.Environment()
+    res = pe.Resource(env, capacity=1)
+    first, waiting = res.request(), res.request()
+    assert first.__enter__() is first and pe.Request.__enter__(first) is first
+    assert res.count == 1 and res.queue == [waiting]
+    waiting.__exit__(None, None, None)  # not granted: withdrawn
+    assert res.queue == [] and res.count == 1
+    pe.Request.__exit__(first, None, None, None)  # granted: released
+    assert res.count == 0
+    exit_of = res.request().__exit__
+    assert exit_of.__self__.resource is res and "Request.__exit__" in repr(exit_of)
+    with pytest.raises(TypeError):
+        pe.Request.__exit__(42, None, None, None)
+    with pytest.raises(TypeError):
+        first.__enter__(1)
+    with pytest.raises(TypeError):
+        first.__exit__(exc_type=None)
+    assert list(inspect.signature(pe.Request.__exit__).parameters) == ["self", "exc_type", "exc", "tb"]
+
+
 def test_and_or_operators_build_conditions():
     env = pe.Environment()
     a, b = env.timeout(1), env.timeout(2)

@@ -3,7 +3,7 @@
  * The binding is split by concept, one file each: module.c (the module and
  * its state), env.c / event.c / process.c / condition.c / resource.c (the
  * simulation kernel, whose types are tightly coupled; see kernel.h),
- * station.c, link.c, memory.c (cache and TLB), pcache.c (page cache), pnet.c (packet network), disk.c, qnet.c and measure.c.
+ * bound.c (a request's __enter__ and __exit__), station.c, link.c, memory.c (cache and TLB), pcache.c (page cache), pnet.c (packet network), disk.c, qnet.c and measure.c.
  * Each file registers its types and functions from its own *_init function,
  * listed once in module.c. No simulation logic lives here: the files convert
  * arguments, call the C core, and map its status codes to exceptions. */
@@ -19,7 +19,7 @@
 enum binding_type {
     T_ENVIRONMENT, T_EVENT, T_TIMEOUT, T_PROCESS, T_INTERRUPTION, T_CONDITION, T_ALLOF, T_ANYOF,
     T_CONDITION_VALUE, T_RESOURCE, T_PRIORITY_RESOURCE, T_PREEMPTIVE_RESOURCE, T_REQUEST,
-    T_PRIORITY_REQUEST, T_RELEASE, T_PREEMPTED, T_STATION, T_LINK, T_CACHE, T_TLB, T_DISK, T_PAGECACHE, T_PACKETNET,
+    T_PRIORITY_REQUEST, T_RELEASE, T_PREEMPTED, T_CONTEXT_METHOD, T_BOUND_CONTEXT_METHOD, T_STATION, T_LINK, T_CACHE, T_TLB, T_DISK, T_PAGECACHE, T_PACKETNET,
     N_TYPES
 };
 
@@ -36,6 +36,7 @@ typedef struct freelist {
 typedef struct modstate {
     freelist freelists[N_FREELISTS];
     freelist values; /* ConditionValues, each kept with its (empty) list of events */
+    freelist bound;  /* bound __enter__ and __exit__ of requests (bound.c) */
     PyObject *NativeError;   /* a C core call failed */
     PyObject *Interrupt;     /* pysim.errors.Interrupt */
     PyObject *EmptySchedule; /* step() with nothing scheduled */

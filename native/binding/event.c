@@ -43,6 +43,7 @@ void event_freelists_clear(modstate *st)
     for (int i = 0; i < N_FREELISTS; i++)
         while (st->freelists[i].n > 0) PyObject_GC_Del(st->freelists[i].items[--st->freelists[i].n]);
     condition_values_clear(st);
+    bound_freelist_clear(st);
 }
 
 EventObject *event_alloc(PyTypeObject *type, EnvObject *env, int kind)

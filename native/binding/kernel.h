@@ -135,5 +135,14 @@ void condition_values_clear(modstate *st);
 /* A Request or Release of `r` was processed: serve the other queue. 0 or -1. */
 int resource_on_processed(PyObject *r, EventObject *ev);
 int resource_register(PyObject *m, modstate *st);
+/* A Request's or Release's __exit__(exc_type, exc, tb): withdraw if not granted, else release. */
+PyObject *request_exit(PyObject *req, PyObject *const *args, Py_ssize_t nargs);
+
+/* --- bound.c ---------------------------------------------------------------- */
+
+/* Put __enter__ and __exit__ on Request and Release (after resource_register). 0 or -1. */
+int context_methods_register(PyObject *m, modstate *st);
+/* Free the recycled bound methods (module teardown). */
+void bound_freelist_clear(modstate *st);
 
 #endif

@@ -445,14 +445,9 @@ static PyObject *Request_cancel(RequestObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-static PyObject *Request_enter(RequestObject *self, PyObject *unused)
+PyObject *request_exit(PyObject *req, PyObject *const *args, Py_ssize_t nargs)
 {
-    (void)unused;
-    return Py_NewRef(self);
-}
-
-static PyObject *Request_exit(RequestObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
+    RequestObject *self = (RequestObject *)req;
     if (nargs > 3) return PyErr_Format(PyExc_TypeError, "__exit__ takes at most 3 arguments");
     PyObject *exc_type = nargs > 0 ? args[0] : Py_None;
     PyObject *r = Request_cancel(self, NULL);
@@ -479,9 +474,6 @@ static PyGetSetDef Request_getset[] = {
 static PyMethodDef Request_methods[] = {
     {"cancel", (PyCFunction)Request_cancel, METH_NOARGS,
      "cancel($self, /)\n--\n\nWithdraw the request if it has not been granted yet."},
-    {"__enter__", (PyCFunction)Request_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))Request_exit, METH_FASTCALL,
-     "Cancel if not granted; release (unless the generator is being closed)."},
     {NULL, NULL, 0, NULL}};
 
 static PyMemberDef Request_members[] = {
@@ -589,5 +581,5 @@ int resource_register(PyObject *m, modstate *st)
     if (add_type(m, st, T_PRIORITY_REQUEST, &PriorityRequest_spec, st->types[T_REQUEST]) < 0) return -1;
     if (add_type(m, st, T_RELEASE, &Release_spec, st->types[T_EVENT]) < 0) return -1;
     if (add_type(m, st, T_PREEMPTED, &Preempted_spec, NULL) < 0) return -1;
-    return 0;
+    return context_methods_register(m, st);
 }
