@@ -33,6 +33,23 @@ typedef struct freelist {
 } freelist;
 #define N_FREELISTS 5
 
+/* An object kept for reuse, or NULL: the caller initialises it (PyObject_Init, its fields, tracking). */
+static inline PyObject *freelist_pop(freelist *f) { return f->n > 0 ? f->items[--f->n] : NULL; }
+
+/* Keep `op` (untracked by the collector, its references dropped) for reuse; 0 when the list is full. */
+static inline int freelist_push(freelist *f, PyObject *op)
+{
+    if (f->n >= FREELIST_CAPACITY) return 0;
+    f->items[f->n++] = op;
+    return 1;
+}
+
+/* Free every object kept (module teardown). */
+static inline void freelist_clear(freelist *f)
+{
+    while (f->n > 0) PyObject_GC_Del(f->items[--f->n]);
+}
+
 typedef struct modstate {
     freelist freelists[N_FREELISTS];
     freelist values; /* ConditionValues, each kept with its (empty) list of events */

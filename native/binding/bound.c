@@ -74,8 +74,7 @@ static void CMBound_dealloc(CMBoundObject *b)
     modstate *st = b->st;
     PyObject_GC_UnTrack(b);
     Py_CLEAR(b->self);
-    if (st->bound.n < FREELIST_CAPACITY) st->bound.items[st->bound.n++] = (PyObject *)b;
-    else PyObject_GC_Del(b);
+    if (!freelist_push(&st->bound, (PyObject *)b)) PyObject_GC_Del(b);
     Py_DECREF(tp);
 }
 
@@ -124,9 +123,8 @@ static PyObject *CMDescr_get(CMDescrObject *d, PyObject *obj, PyObject *type)
     if (!is_request(st, obj))
         return PyErr_Format(PyExc_TypeError, "%s needs a Request or a Release, not %R", CM_NAMES[d->which], obj);
     PyTypeObject *t = st->types[T_BOUND_CONTEXT_METHOD];
-    CMBoundObject *b;
-    if (st->bound.n > 0) {
-        b = (CMBoundObject *)st->bound.items[--st->bound.n];
+    CMBoundObject *b = (CMBoundObject *)freelist_pop(&st->bound);
+    if (b != NULL) {
         PyObject_Init((PyObject *)b, t); /* a reference to it, and one to its heap type */
     } else if ((b = PyObject_GC_New(CMBoundObject, t)) == NULL) {
         return NULL;
@@ -191,11 +189,6 @@ static PyType_Spec CMDescr_spec = {"pysim._native.ContextMethod", sizeof(CMDescr
                                    CMDescr_slots};
 
 /* --- registration ---------------------------------------------------------------------------- */
-
-void bound_freelist_clear(modstate *st)
-{
-    while (st->bound.n > 0) PyObject_GC_Del(st->bound.items[--st->bound.n]);
-}
 
 int context_methods_register(PyObject *m, modstate *st)
 {

@@ -77,8 +77,8 @@ static int populate(ConditionObject *c, PyObject *events)
 static PyObject *new_value(modstate *st)
 {
     PyTypeObject *t = st->types[T_CONDITION_VALUE];
-    if (st->values.n > 0) { /* a recycled one, its list empty but still allocated */
-        PyObject *op = st->values.items[--st->values.n];
+    PyObject *op = freelist_pop(&st->values);
+    if (op != NULL) { /* a recycled one, its list empty but still allocated */
         PyObject_Init(op, t);
         PyObject_GC_Track(((ConditionValueObject *)op)->events);
         PyObject_GC_Track(op);
@@ -273,14 +273,13 @@ static int CV_recycle(ConditionValueObject *self, modstate *st)
     for (Py_ssize_t i = 0; i < n; i++) Py_CLEAR(l->ob_item[i]);
     if (Py_SIZE(l) != 0 || Py_REFCNT(list) != 1) return 0; /* a finaliser took it: free as usual */
     PyObject_GC_UnTrack(list); /* kept out of the collector's sight until it is used again */
-    st->values.items[st->values.n++] = (PyObject *)self;
-    return 1;
+    return freelist_push(&st->values, (PyObject *)self);
 }
 
 void condition_values_clear(modstate *st)
 {
-    while (st->values.n > 0) {
-        ConditionValueObject *v = (ConditionValueObject *)st->values.items[--st->values.n];
+    ConditionValueObject *v;
+    while ((v = (ConditionValueObject *)freelist_pop(&st->values)) != NULL) { /* each still holds its list */
         Py_CLEAR(v->events);
         PyObject_GC_Del(v);
     }

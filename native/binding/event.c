@@ -40,18 +40,17 @@ static freelist *freelist_for(modstate *st, PyTypeObject *type)
 
 void event_freelists_clear(modstate *st)
 {
-    for (int i = 0; i < N_FREELISTS; i++)
-        while (st->freelists[i].n > 0) PyObject_GC_Del(st->freelists[i].items[--st->freelists[i].n]);
+    for (int i = 0; i < N_FREELISTS; i++) freelist_clear(&st->freelists[i]);
     condition_values_clear(st);
-    bound_freelist_clear(st);
+    freelist_clear(&st->bound);
 }
 
 EventObject *event_alloc(PyTypeObject *type, EnvObject *env, int kind)
 {
     freelist *f = freelist_for(env->st, type);
     EventObject *ev;
-    if (f != NULL && f->n > 0) {
-        PyObject *op = f->items[--f->n];
+    PyObject *op = f != NULL ? freelist_pop(f) : NULL;
+    if (op != NULL) {
         memset(op, 0, (size_t)type->tp_basicsize);
         PyObject_Init(op, type); /* a reference to the object, and one to its heap type */
         PyObject_GC_Track(op);
@@ -242,8 +241,7 @@ void event_dealloc(EventObject *self)
     PyObject_GC_UnTrack(self);
     tp->tp_clear((PyObject *)self);
     freelist *f = st ? freelist_for(st, tp) : NULL;
-    if (f != NULL && f->n < FREELIST_CAPACITY) f->items[f->n++] = (PyObject *)self;
-    else tp->tp_free(self);
+    if (f == NULL || !freelist_push(f, (PyObject *)self)) tp->tp_free(self);
     Py_DECREF(tp);
 }
 

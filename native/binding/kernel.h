@@ -142,7 +142,6 @@ PyObject *request_exit(PyObject *req, PyObject *const *args, Py_ssize_t nargs);
 
 /* Put __enter__ and __exit__ on Request and Release (after resource_register). 0 or -1. */
 int context_methods_register(PyObject *m, modstate *st);
-/* Free the recycled bound methods (module teardown). */
-void bound_freelist_clear(modstate *st);
+
 
 #endif
