@@ -247,6 +247,7 @@ def test_real_heartbeats_are_suspected_as_the_detector_predicts(seed):
     assert ((t["model_false"] >= over) & (t["model_false"] <= over + near)).all()
 
 
+@pytest.mark.quiet  # timings: run before the notebooks start beside the suite
 def test_real_two_phase_commit_on_a_server_of_its_own(tmp_path):
     plan = {"databases": [1, 2], "commits": 5, "warmup": 1, "round_trips": 20}
     measured = m.measure_two_phase(python=sys.executable, plan=plan)
